@@ -1,0 +1,143 @@
+# graphsnap -- plain Makefile.
+#   make            library (static + shared), CLI, tools
+#   make test       build and run the test suite (ends with "N passed, N failed")
+#   make asan/ubsan test suite under AddressSanitizer / UndefinedBehaviorSanitizer
+#   make valgrind   test suite under valgrind memcheck
+#   make headertest graphsnap.h as C99 -pedantic -Werror and as C++
+#   make install    PREFIX=/usr/local DESTDIR=
+#   make bench      benchmark programs (bench/)
+VMAJOR := $(shell sed -n 's/^\#define GSNAP_VERSION_MAJOR \([0-9]*\)/\1/p' include/graphsnap.h)
+VMINOR := $(shell sed -n 's/^\#define GSNAP_VERSION_MINOR \([0-9]*\)/\1/p' include/graphsnap.h)
+VPATCH := $(shell sed -n 's/^\#define GSNAP_VERSION_PATCH \([0-9]*\)/\1/p' include/graphsnap.h)
+VERSION := $(VMAJOR).$(VMINOR).$(VPATCH)
+
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
+DESTDIR ?=
+
+CC ?= cc
+BUILD ?= build
+OPT ?= -O2 -g
+WERROR ?=
+CFLAGS ?= $(OPT)
+ALLCFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra $(WERROR) -fPIC -pthread -Iinclude -I. $(CFLAGS) $(SANFLAGS)
+LDLIBS = -llmdb -luring -lxxhash -lpthread -lm
+LDFLAGS += $(SANFLAGS)
+
+# CUDA staging: compiled when the toolkit is found (CUDA_HOME/bin/nvcc) and
+# GSNAP_NO_CUDA is not set. The library then links libcudart dynamically and
+# falls back to host buffers at run time when no device is present.
+CUDA_HOME ?= /usr/local/cuda
+ifeq ($(GSNAP_NO_CUDA),)
+  ifneq ($(wildcard $(CUDA_HOME)/include/cuda_runtime_api.h),)
+    ifneq ($(wildcard $(CUDA_HOME)/lib64/libcudart.so),)
+      HAVE_CUDA := 1
+    endif
+  endif
+endif
+ifeq ($(HAVE_CUDA),1)
+  ALLCFLAGS += -DGSNAP_HAVE_CUDA -I$(CUDA_HOME)/include
+  LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart
+endif
+
+LIB_SRC := $(wildcard store/*.c snapshot/*.c sampler/*.c)
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_SRC := $(wildcard cli/*.c)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+TEST_SRC := $(wildcard tests/test_*.c)
+TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+TEST_UTIL := $(wildcard tests/util/*.c)
+TEST_UTIL_OBJ := $(TEST_UTIL:%.c=$(BUILD)/%.o)
+BENCH_SRC := $(wildcard bench/*.c)
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+TOOL_SRC := $(wildcard scripts/*.c)
+TOOL_BIN := $(TOOL_SRC:scripts/%.c=$(BUILD)/tools/%)
+
+STATIC := $(BUILD)/libgraphsnap.a
+SONAME := libgraphsnap.so.$(VMAJOR)
+SHARED := $(BUILD)/libgraphsnap.so.$(VERSION)
+CLI := $(BUILD)/graphsnap
+
+.PHONY: all lib cli tools test asan ubsan valgrind headertest install uninstall bench clean check-deps fuzz
+all: lib cli tools
+
+lib: $(STATIC) $(SHARED)
+cli: $(CLI)
+tools: $(TOOL_BIN)
+
+$(BUILD)/%.o: %.c $(wildcard include/*.h */*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLCFLAGS) -c $< -o $@
+
+$(STATIC): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(SHARED): $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+	ln -sf libgraphsnap.so.$(VERSION) $(BUILD)/$(SONAME)
+	ln -sf $(SONAME) $(BUILD)/libgraphsnap.so
+
+$(CLI): $(CLI_OBJ) $(STATIC)
+	$(CC) -o $@ $(CLI_OBJ) $(STATIC) $(LDFLAGS) $(LDLIBS)
+
+$(BUILD)/tests/%: tests/%.c $(TEST_UTIL_OBJ) $(STATIC) $(wildcard tests/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLCFLAGS) -Itests -o $@ $< $(TEST_UTIL_OBJ) $(STATIC) $(LDFLAGS) $(LDLIBS)
+
+$(BUILD)/tools/%: scripts/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLCFLAGS) -o $@ $< $(LDFLAGS) -lm
+
+$(BUILD)/bench/%: bench/%.c $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLCFLAGS) -o $@ $< $(STATIC) $(LDFLAGS) $(LDLIBS) $(BENCH_LIBS_$*)
+
+# Peers for the store benchmark (Debian: libsqlite3-dev, librocksdb-dev).
+BENCH_LIBS_bench_store = -lsqlite3 -lrocksdb
+
+bench: $(BENCH_BIN) $(CLI) $(TOOL_BIN)
+
+test: all $(TEST_BIN) headertest
+	@BUILD=$(BUILD) sh tests/run.sh $(TEST_BIN)
+
+asan:
+	$(MAKE) BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" GSNAP_NO_CUDA=1 test
+
+ubsan:
+	$(MAKE) BUILD=build-ubsan OPT="-O1 -g" SANFLAGS="-fsanitize=undefined -fno-sanitize-recover=undefined" GSNAP_NO_CUDA=1 test
+
+valgrind:
+	$(MAKE) BUILD=build-vg OPT="-O1 -g" GSNAP_NO_CUDA=1 all $(patsubst $(BUILD)/%,build-vg/%,$(TEST_BIN))
+	@GSNAP_VALGRIND=1 BUILD=build-vg sh tests/run.sh $(patsubst $(BUILD)/%,build-vg/%,$(TEST_BIN))
+
+headertest:
+	@mkdir -p $(BUILD)
+	printf '#include "graphsnap.h"\nint main(void){return gsnap_version_number() < 0;}\n' > $(BUILD)/ht.c
+	$(CC) -std=c99 -pedantic -Wall -Wextra -Werror -Iinclude -fsyntax-only $(BUILD)/ht.c
+	printf '#include "graphsnap.h"\nint main(){return gsnap_version_number() < 0;}\n' > $(BUILD)/ht.cc
+	c++ -std=c++11 -pedantic -Wall -Wextra -Werror -Iinclude -fsyntax-only $(BUILD)/ht.cc
+
+$(BUILD)/graphsnap.pc: graphsnap.pc.in include/graphsnap.h
+	@mkdir -p $(BUILD)
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCDIR@|$(INCDIR)|g' \
+	    -e 's|@VERSION@|$(VERSION)|g' -e 's|@LIBS_PRIVATE@|$(LDLIBS)|g' $< > $@
+
+install: all $(BUILD)/graphsnap.pc
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) $(DESTDIR)$(BINDIR)
+	install -m 644 include/graphsnap.h $(DESTDIR)$(INCDIR)/
+	install -m 644 $(STATIC) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(SHARED) $(DESTDIR)$(LIBDIR)/
+	ln -sf libgraphsnap.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libgraphsnap.so
+	install -m 644 $(BUILD)/graphsnap.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -m 755 $(CLI) $(DESTDIR)$(BINDIR)/
+
+uninstall:
+	rm -f $(DESTDIR)$(INCDIR)/graphsnap.h $(DESTDIR)$(LIBDIR)/libgraphsnap.* \
+	      $(DESTDIR)$(LIBDIR)/pkgconfig/graphsnap.pc $(DESTDIR)$(BINDIR)/graphsnap
+
+clean:
+	rm -rf build build-asan build-ubsan build-vg build-fuzz

@@ -1,0 +1,90 @@
+/*
+ * store/store.h -- the store module's interface to the other modules of the
+ * library (snapshot/, sampler/, cli/ helpers). Not installed, not public.
+ *
+ * Data flows store -> snapshot -> sampler; this header is how the modules
+ * above reach the store: the LMDB environment, named tables of their own
+ * inside it, write transactions that survive map growth, whole-graph scans
+ * at (T, V), and the per-version log of touched nodes (for staleness).
+ */
+#ifndef GSNAP_STORE_H
+#define GSNAP_STORE_H
+
+#include "graphsnap.h"
+#include <lmdb.h>
+#include <stdarg.h>
+
+/* ---- errors -------------------------------------------------------------- */
+
+/** Record `code` with a printf-style detail message on db; returns code. */
+int gsnap_store__err(gsnap_db *db, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/** Map an LMDB/errno return code to a GSNAP_E* code, recording a message
+ *  "<what>: <mdb_strerror>" on db. MDB_NOTFOUND maps to GSNAP_NOTFOUND
+ *  (no message). 0 maps to 0. */
+int gsnap_store__mdb_err(gsnap_db *db, int rc, const char *what);
+
+/* ---- environment and tables ---------------------------------------------- */
+
+/** The LMDB environment of the database (valid while db is open). */
+MDB_env *gsnap_store__env(gsnap_db *db);
+
+/** Flags the store was opened with. */
+unsigned gsnap_store__keep(const gsnap_db *db);
+int gsnap_store__read_only(const gsnap_db *db);
+
+/** Open (creating if `create` and the db is writable) the named LMDB table
+ *  `name` (must not start with "gs." which the store reserves) with LMDB
+ *  flags `flags` (e.g. MDB_INTEGERKEY). The handle is cached per db and name.
+ *  GSNAP_NOTFOUND if it does not exist and !create. */
+int gsnap_store__table(gsnap_db *db, const char *name, unsigned flags, int create,
+                       MDB_dbi *out);
+
+/** A write transaction body. It may be called more than once: when the map
+ *  is full the transaction is aborted, the map is grown and `fn` is called
+ *  again in a fresh transaction, so `fn` must derive everything it writes from
+ *  `ctx` and the txn, and must not free `ctx` state it needs on retry.
+ *  Return 0 to commit, anything else to abort (that value is returned). */
+typedef int (*gsnap_write_fn)(gsnap_db *db, MDB_txn *txn, void *ctx);
+
+/** Run `fn` in one LMDB write transaction and commit it (durably when the
+ *  db's sync mode is FULL). Handles MDB_MAP_FULL by growing the map and
+ *  retrying, MDB_MAP_RESIZED by adopting the new size. Returns fn's error,
+ *  or GSNAP_ENOSPC / GSNAP_EIO / GSNAP_ELMDB from LMDB. */
+int gsnap_store__write(gsnap_db *db, gsnap_write_fn fn, void *ctx);
+
+/** The LMDB read transaction of a view (valid until gsnap_read_end). */
+MDB_txn *gsnap_read__txn(gsnap_read *rd);
+
+/** Begin a read view if `rd` is NULL (then *owned is set to 1 and the caller
+ *  ends it with gsnap_read_end), else use `rd` (*owned = 0). */
+int gsnap_read__use(gsnap_db *db, gsnap_read *rd, gsnap_read **out, int *owned);
+
+/* ---- whole-graph scans ---------------------------------------------------- */
+
+/** Called once per node that has at least one live instance at (T, V), in
+ *  ascending node order, with its live instances in (neighbour, t) order.
+ *  `nbrs` is valid only during the call. Return 0 to go on, non-zero to stop
+ *  (the scan returns that value). */
+typedef int (*gsnap_adj_fn)(void *ctx, uint64_t node, const gsnap_nbr *nbrs, size_t n);
+
+/** Visit the whole graph in direction `dir` at (at_t, as_of), in one read
+ *  view. Streams: memory is O(largest adjacency + runs * chunk). */
+int gsnap_store__scan(gsnap_db *db, gsnap_read *rd, gsnap_dir dir, int64_t at_t,
+                      uint64_t as_of, gsnap_adj_fn fn, void *ctx);
+
+/** Nodes whose `dir` adjacency received an event in versions
+ *  (after, upto], sorted and unique. *nodes is freed with gsnap_free.
+ *  (For IN these are destination nodes; for OUT, source nodes.) */
+int gsnap_store__changed_nodes(gsnap_db *db, gsnap_read *rd, gsnap_dir dir,
+                               uint64_t after, uint64_t upto, uint64_t **nodes,
+                               size_t *n);
+
+/** Largest node id ever seen (+1), i.e. an upper bound for dense node arrays;
+ *  0 for an empty store. */
+int gsnap_store__node_bound(gsnap_db *db, gsnap_read *rd, uint64_t *bound);
+
+#endif

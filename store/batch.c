@@ -1,0 +1,266 @@
+/*
+ * store/batch.c -- ingest batches: buffer events, sort them, commit them as
+ * one new sorted run (one version) in one LMDB write transaction.
+ *
+ * Why runs and not one mdb_put per edge: a B-tree keyed by node takes a
+ * random leaf-page write per edge, and LMDB copies every touched page on
+ * commit. Sorting the batch in memory (LSD radix sort, stable) and appending
+ * it as one run writes each page once, sequentially. Runs are merged in
+ * levels of GSNAP_MERGE_FANOUT (size-tiered), so queries look at
+ * O(log_4(batches)) runs and every event is rewritten O(log_4(batches)) times.
+ */
+#include "store/store_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    uint64_t src, dst;
+    int64_t t;
+    uint64_t del;
+} gsnap_event;
+
+struct gsnap_batch {
+    uint32_t magic;
+    gsnap_db *db;
+    gsnap_event *ev;
+    size_t n, cap;
+    int failed;
+};
+#define GSNAP_BATCH_MAGIC 0x67736274u
+
+int gsnap_batch_begin(gsnap_db *db, gsnap_batch **out) {
+    if (!out) return GSNAP_EINVAL;
+    *out = NULL;
+    if (!db || db->magic != GSNAP_DB_MAGIC) return GSNAP_EINVAL;
+    if (db->read_only) return gsnap_store__err(db, GSNAP_EACCES, "database '%s' is open read-only", db->path);
+    pthread_mutex_lock(&db->lock);
+    int busy = db->batch_open;
+    if (!busy) db->batch_open = 1;
+    pthread_mutex_unlock(&db->lock);
+    if (busy) return gsnap_store__err(db, GSNAP_EBUSY, "a batch is already open on this handle");
+    gsnap_batch *b = calloc(1, sizeof *b);
+    if (!b) {
+        pthread_mutex_lock(&db->lock);
+        db->batch_open = 0;
+        pthread_mutex_unlock(&db->lock);
+        return GSNAP_ENOMEM;
+    }
+    b->magic = GSNAP_BATCH_MAGIC;
+    b->db = db;
+    *out = b;
+    return 0;
+}
+
+static int batch_push(gsnap_batch *b, uint64_t src, uint64_t dst, int64_t t, int del) {
+    if (!b || b->magic != GSNAP_BATCH_MAGIC) return GSNAP_EINVAL;
+    if (b->failed) return GSNAP_ESTATE;
+    if (t == GSNAP_TIME_MAX)
+        return gsnap_store__err(b->db, GSNAP_ERANGE, "edge %llu -> %llu: time %lld is reserved for \"now\"",
+                                (unsigned long long)src, (unsigned long long)dst, (long long)t);
+    if (b->n == b->cap) {
+        size_t nc = b->cap ? b->cap * 2 : 4096;
+        gsnap_event *ne = realloc(b->ev, nc * sizeof *ne);
+        if (!ne) {
+            b->failed = 1;
+            return gsnap_store__err(b->db, GSNAP_ENOMEM, "out of memory buffering %zu events", nc);
+        }
+        b->ev = ne;
+        b->cap = nc;
+    }
+    gsnap_event *e = &b->ev[b->n++];
+    e->src = src;
+    e->dst = dst;
+    e->t = t;
+    e->del = (uint64_t)del;
+    return 0;
+}
+
+int gsnap_batch_add(gsnap_batch *b, uint64_t src, uint64_t dst, int64_t t) {
+    return batch_push(b, src, dst, t, 0);
+}
+
+int gsnap_batch_delete(gsnap_batch *b, uint64_t src, uint64_t dst, int64_t t) {
+    return batch_push(b, src, dst, t, 1);
+}
+
+size_t gsnap_batch_size(const gsnap_batch *b) { return b ? b->n : 0; }
+
+static void batch_free(gsnap_batch *b) {
+    if (!b) return;
+    pthread_mutex_lock(&b->db->lock);
+    b->db->batch_open = 0;
+    pthread_mutex_unlock(&b->db->lock);
+    free(b->ev);
+    b->magic = 0;
+    free(b);
+}
+
+void gsnap_batch_abort(gsnap_batch *b) {
+    if (b && b->magic == GSNAP_BATCH_MAGIC) batch_free(b);
+}
+
+/* ---- sorting -------------------------------------------------------------- */
+
+/* Byte `i` (0 = least significant) of the composite key (node, nbr, t) with
+ * t's sign bit flipped so that signed order is byte order. */
+static inline unsigned key_byte(const gsnap_rec *r, int i) {
+    if (i < 8) return (unsigned)(((uint64_t)r->t ^ 0x8000000000000000ull) >> (8 * i)) & 0xff;
+    if (i < 16) return (unsigned)(r->nbr >> (8 * (i - 8))) & 0xff;
+    return (unsigned)(r->node >> (8 * (i - 16))) & 0xff;
+}
+
+/* Stable LSD radix sort by (node, nbr, t); skips byte positions where all
+ * records agree. O(passes * n). `tmp` has room for n records. */
+static void radix_sort(gsnap_rec *a, gsnap_rec *tmp, size_t n) {
+    static _Thread_local uint32_t hist[24][256];
+    memset(hist, 0, sizeof hist);
+    for (size_t j = 0; j < n; j++)
+        for (int i = 0; i < 24; i++) hist[i][key_byte(&a[j], i)]++;
+    gsnap_rec *src = a, *dst = tmp;
+    for (int i = 0; i < 24; i++) {
+        if (hist[i][key_byte(&a[0], i)] == n) continue; /* constant byte */
+        size_t off = 0;
+        for (int c = 0; c < 256; c++) {
+            size_t cnt = hist[i][c];
+            hist[i][c] = (uint32_t)off;
+            off += cnt;
+        }
+        for (size_t j = 0; j < n; j++) dst[hist[i][key_byte(&src[j], i)]++] = src[j];
+        gsnap_rec *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a) memcpy(a, src, n * sizeof *a);
+}
+
+/* ---- commit --------------------------------------------------------------- */
+
+struct commit_ctx {
+    gsnap_batch *b;
+    gsnap_rec *recs[2]; /* sorted records per direction (vop = is_delete) */
+    size_t nrec[2];
+    uint64_t *touched[2]; /* unique nodes per direction */
+    size_t ntouched[2];
+    uint64_t version;
+};
+
+static int put_changes(gsnap_db *db, MDB_txn *txn, uint64_t version, uint8_t dir,
+                       const uint64_t *nodes, size_t n) {
+    unsigned char key[9];
+    gsnap__be64(key, version);
+    key[8] = dir;
+    MDB_val k = {9, key}, v = {n * 8, (void *)nodes};
+    return gsnap_store__mdb_err(db, mdb_put(txn, db->changes_dbi, &k, &v, MDB_APPEND),
+                                "recording touched nodes");
+}
+
+static int commit_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
+    struct commit_ctx *c = vctx;
+    struct gsnap_meta m;
+    gsnap_run_writer w;
+    int rc = gsnap_store__read_meta(db, txn, &m);
+    if (rc) return rc;
+    uint64_t version = m.version + 1, run_id = m.next_run++;
+    if ((rc = gsnap_run__writer_init(&w, db, txn, run_id))) return rc;
+    uint64_t vbits = version << 1;
+    for (uint8_t dir = 0; dir < 2 && rc == 0; dir++) {
+        for (size_t i = 0; i < c->nrec[dir] && rc == 0; i++) {
+            gsnap_rec r = c->recs[dir][i];
+            r.vop |= vbits;
+            rc = gsnap_run__writer_add(&w, dir, &r);
+        }
+    }
+    if (rc == 0) rc = gsnap_run__writer_finish(&w);
+    uint64_t total = w.total;
+    int has_del = w.has_del;
+    gsnap_run__writer_free(&w);
+    if (rc) return rc;
+    struct gsnap_run_info info = {0, has_del ? GSNAP_RUN_HAS_DELETES : 0, total, w.chunk_no, version, version};
+    unsigned char key[8];
+    gsnap__be64(key, run_id);
+    MDB_val k = {8, key}, v = {sizeof info, &info};
+    if ((rc = gsnap_store__mdb_err(db, mdb_put(txn, db->runs_dbi, &k, &v, MDB_APPEND), "writing run catalog")))
+        return rc;
+    for (uint8_t dir = 0; dir < 2; dir++)
+        if (c->ntouched[dir] && (rc = put_changes(db, txn, version, dir, c->touched[dir], c->ntouched[dir])))
+            return rc;
+    gsnap_batch *b = c->b;
+    for (size_t i = 0; i < b->n; i++) {
+        const gsnap_event *e = &b->ev[i];
+        if (m.edge_records == 0 && i == 0) m.min_t = m.max_t = e->t;
+        if (e->t < m.min_t) m.min_t = e->t;
+        if (e->t > m.max_t) m.max_t = e->t;
+        uint64_t hi = e->src > e->dst ? e->src : e->dst;
+        if (hi != UINT64_MAX && hi + 1 > m.node_bound) m.node_bound = hi + 1;
+        if (hi == UINT64_MAX) m.node_bound = UINT64_MAX;
+        m.deletes += e->del;
+    }
+    m.edge_records += b->n;
+    m.version = version;
+    c->version = version;
+    return gsnap_store__put_meta(db, txn, &m);
+}
+
+/* Build the sorted per-direction records and touched-node lists. */
+static int prepare(struct commit_ctx *c) {
+    gsnap_batch *b = c->b;
+    unsigned keep = b->db->keep;
+    gsnap_rec *tmp = malloc(b->n * sizeof *tmp);
+    if (!tmp) return GSNAP_ENOMEM;
+    for (int dir = 0; dir < 2; dir++) {
+        if (!(keep & (dir == GSNAP_DIR_IN ? GSNAP_KEEP_IN : GSNAP_KEEP_OUT))) continue;
+        gsnap_rec *r = malloc(b->n * sizeof *r);
+        uint64_t *t = malloc(b->n * sizeof *t);
+        if (!r || !t) { free(r); free(t); free(tmp); return GSNAP_ENOMEM; }
+        for (size_t i = 0; i < b->n; i++) {
+            const gsnap_event *e = &b->ev[i];
+            r[i].node = dir == GSNAP_DIR_IN ? e->dst : e->src;
+            r[i].nbr = dir == GSNAP_DIR_IN ? e->src : e->dst;
+            r[i].t = e->t;
+            r[i].vop = e->del;
+        }
+        radix_sort(r, tmp, b->n);
+        size_t nt = 0;
+        for (size_t i = 0; i < b->n; i++)
+            if (nt == 0 || t[nt - 1] != r[i].node) t[nt++] = r[i].node;
+        c->recs[dir] = r;
+        c->nrec[dir] = b->n;
+        c->touched[dir] = t;
+        c->ntouched[dir] = nt;
+    }
+    free(tmp);
+    return 0;
+}
+
+int gsnap_batch_commit(gsnap_batch *b, uint64_t *version) {
+    if (!b || b->magic != GSNAP_BATCH_MAGIC) return GSNAP_EINVAL;
+    gsnap_db *db = b->db;
+    struct commit_ctx c;
+    memset(&c, 0, sizeof c);
+    c.b = b;
+    int rc;
+    if (b->failed) {
+        rc = gsnap_store__err(db, GSNAP_ESTATE, "the batch failed earlier and cannot be committed");
+        goto out;
+    }
+    if (b->n == 0) {
+        uint64_t v = 0;
+        rc = gsnap_db_version(db, &v);
+        if (rc == 0 && version) *version = v;
+        goto out;
+    }
+    if ((rc = prepare(&c))) goto out;
+    if ((rc = gsnap_store__write(db, commit_fn, &c))) goto out;
+    if (version) *version = c.version;
+    /* The batch is durable now; merging is housekeeping in its own txns. A
+     * failure there loses nothing and is retried at the next commit. */
+    (void)gsnap_store__compact(db, 0);
+out:
+    for (int d = 0; d < 2; d++) {
+        free(c.recs[d]);
+        free(c.touched[d]);
+    }
+    batch_free(b);
+    return rc;
+}

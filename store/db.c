@@ -1,0 +1,581 @@
+/*
+ * store/db.c -- database handle: open/close, errors, LMDB environment,
+ * named tables, write transactions that survive map growth, read views.
+ *
+ * Map growth: LMDB returns MDB_MAP_FULL when the map is full. A write txn is
+ * then aborted, the map doubled with mdb_env_set_mapsize() and the write
+ * replayed (gsnap_store__write). mdb_env_set_mapsize() must not run while any
+ * txn of this process is live, so every txn holds db->resize_lock shared and
+ * growth takes it exclusively (writer-preferring, so growth is not starved).
+ * A thread that holds a read view cannot grow the map (it would wait on
+ * itself): it gets GSNAP_EBUSY with a message instead.
+ * Another process growing the map shows up as MDB_MAP_RESIZED at txn begin:
+ * we adopt the new size (mdb_env_set_mapsize(env, 0)) and retry.
+ */
+#include "store/store_int.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Per-thread detail message, tagged with the handle it belongs to. */
+static _Thread_local char tls_msg[1024];
+static _Thread_local const gsnap_db *tls_msg_db;
+static _Thread_local char tls_open_msg[1024];
+static _Thread_local int tls_views; /* read views held by this thread */
+static _Thread_local int tls_map_full; /* an LMDB call in this thread hit MDB_MAP_FULL */
+
+const char *gsnap_version(void) { return GSNAP_VERSION_STRING; }
+int gsnap_version_number(void) {
+    return GSNAP_VERSION_MAJOR * 10000 + GSNAP_VERSION_MINOR * 100 + GSNAP_VERSION_PATCH;
+}
+
+const char *gsnap_strerror(int code) {
+    switch (code) {
+    case GSNAP_OK: return "success";
+    case GSNAP_NOTFOUND: return "not found";
+    case GSNAP_EINVAL: return "invalid argument";
+    case GSNAP_ENOMEM: return "out of memory";
+    case GSNAP_EIO: return "I/O error";
+    case GSNAP_ECORRUPT: return "data corrupted";
+    case GSNAP_ECHECKSUM: return "checksum mismatch";
+    case GSNAP_EFORMAT: return "unsupported on-disk format version";
+    case GSNAP_EPARSE: return "malformed input";
+    case GSNAP_ESTATE: return "invalid state for this call";
+    case GSNAP_EBUSY: return "resource busy";
+    case GSNAP_ENOSPC: return "no space left (disk full or file size limit)";
+    case GSNAP_EACCES: return "permission denied";
+    case GSNAP_EEXIST: return "already exists";
+    case GSNAP_ENOTSUP: return "not supported";
+    case GSNAP_ERANGE: return "value out of range";
+    case GSNAP_ELMDB: return "LMDB error";
+    default: return "unknown error";
+    }
+}
+
+void gsnap_free(void *p) { free(p); }
+
+int gsnap_store__err(gsnap_db *db, int code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tls_msg, sizeof tls_msg, fmt, ap);
+    va_end(ap);
+    tls_msg_db = db;
+    return code;
+}
+
+static int open_err(int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static int open_err(int code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tls_open_msg, sizeof tls_open_msg, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+const char *gsnap_last_open_error(void) { return tls_open_msg; }
+
+const char *gsnap_db_errmsg(const gsnap_db *db) {
+    return (db && tls_msg_db == db) ? tls_msg : "";
+}
+
+static int map_rc(int rc) {
+    switch (rc) {
+    case 0: return 0;
+    case MDB_NOTFOUND: return GSNAP_NOTFOUND;
+    case ENOMEM: return GSNAP_ENOMEM;
+    case ENOSPC: case EFBIG: case EDQUOT: return GSNAP_ENOSPC;
+    case EACCES: case EPERM: case EROFS: return GSNAP_EACCES;
+    case EIO: return GSNAP_EIO;
+    case EINVAL: return GSNAP_EINVAL;
+    case ENOENT: return GSNAP_NOTFOUND;
+    case MDB_CORRUPTED: case MDB_PAGE_NOTFOUND: return GSNAP_ECORRUPT;
+    case MDB_VERSION_MISMATCH: case MDB_INVALID: return GSNAP_EFORMAT;
+    case MDB_READERS_FULL: return GSNAP_EBUSY;
+    case MDB_MAP_FULL: return GSNAP_ENOSPC;
+    default: return rc > 0 ? GSNAP_EIO : GSNAP_ELMDB;
+    }
+}
+
+int gsnap_store__mdb_err(gsnap_db *db, int rc, const char *what) {
+    if (rc == 0) return 0;
+    if (rc == MDB_NOTFOUND) return GSNAP_NOTFOUND;
+    if (rc == MDB_MAP_FULL) tls_map_full = 1;
+    int code = map_rc(rc);
+    if (rc == MDB_READERS_FULL)
+        return gsnap_store__err(db, code, "%s: all LMDB reader slots are in use (%s); "
+                                "raise max_readers or end idle read views", what, mdb_strerror(rc));
+    return gsnap_store__err(db, code, "%s: %s", what, mdb_strerror(rc));
+}
+
+MDB_env *gsnap_store__env(gsnap_db *db) { return db->env; }
+unsigned gsnap_store__keep(const gsnap_db *db) { return db->keep; }
+int gsnap_store__read_only(const gsnap_db *db) { return db->read_only; }
+const char *gsnap_db_path(const gsnap_db *db) { return db ? db->path : NULL; }
+
+/* ---- meta ---------------------------------------------------------------- */
+
+int gsnap_store__read_meta(gsnap_db *db, MDB_txn *txn, struct gsnap_meta *m) {
+    MDB_val k = {5, (void *)"store"}, v;
+    int rc = mdb_get(txn, db->meta_dbi, &k, &v);
+    if (rc == MDB_NOTFOUND) return GSNAP_NOTFOUND;
+    if (rc) return gsnap_store__mdb_err(db, rc, "reading store meta");
+    if (v.mv_size != sizeof *m)
+        return gsnap_store__err(db, GSNAP_ECORRUPT, "store meta record has %zu bytes, expected %zu",
+                                v.mv_size, sizeof *m);
+    memcpy(m, v.mv_data, sizeof *m);
+    if (m->magic != GSNAP_META_MAGIC)
+        return gsnap_store__err(db, GSNAP_ECORRUPT, "store meta record has a bad magic number");
+    return 0;
+}
+
+int gsnap_store__put_meta(gsnap_db *db, MDB_txn *txn, const struct gsnap_meta *m) {
+    MDB_val k = {5, (void *)"store"}, v = {sizeof *m, (void *)m};
+    return gsnap_store__mdb_err(db, mdb_put(txn, db->meta_dbi, &k, &v, 0), "writing store meta");
+}
+
+int gsnap_store__load_runs(gsnap_db *db, MDB_txn *txn, gsnap_run **runs, size_t *n) {
+    MDB_cursor *c = NULL;
+    gsnap_run *arr = NULL;
+    size_t cnt = 0, cap = 0;
+    MDB_val k, v;
+    int rc = mdb_cursor_open(txn, db->runs_dbi, &c);
+    if (rc) return gsnap_store__mdb_err(db, rc, "opening run catalog");
+    for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != 8 || v.mv_size != sizeof(struct gsnap_run_info)) {
+            rc = gsnap_store__err(db, GSNAP_ECORRUPT, "run catalog entry of bad size");
+            goto out;
+        }
+        if (cnt == cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            gsnap_run *na = realloc(arr, nc * sizeof *na);
+            if (!na) { rc = GSNAP_ENOMEM; goto out; }
+            arr = na;
+            cap = nc;
+        }
+        arr[cnt].id = gsnap__get_be64(k.mv_data);
+        memcpy(&arr[cnt].info, v.mv_data, sizeof arr[cnt].info);
+        cnt++;
+    }
+    rc = (rc == MDB_NOTFOUND) ? 0 : gsnap_store__mdb_err(db, rc, "reading run catalog");
+out:
+    mdb_cursor_close(c);
+    if (rc) { free(arr); arr = NULL; cnt = 0; }
+    *runs = arr;
+    *n = cnt;
+    return rc;
+}
+
+/* ---- map growth ---------------------------------------------------------- */
+
+static int grow_map(gsnap_db *db, size_t min_size) {
+    if (tls_views > 0)
+        return gsnap_store__err(db, GSNAP_EBUSY, "the map is full and must grow, but this thread "
+                                "holds a read view; end it before writing");
+    pthread_rwlock_wrlock(&db->resize_lock);
+    MDB_envinfo info;
+    mdb_env_info(db->env, &info);
+    size_t size = info.me_mapsize * 2;
+    if (size < min_size) size = min_size;
+    int rc = mdb_env_set_mapsize(db->env, size);
+    pthread_rwlock_unlock(&db->resize_lock);
+    return gsnap_store__mdb_err(db, rc, "growing the LMDB map");
+}
+
+static int adopt_resize(gsnap_db *db) {
+    pthread_rwlock_wrlock(&db->resize_lock);
+    int rc = mdb_env_set_mapsize(db->env, 0);
+    pthread_rwlock_unlock(&db->resize_lock);
+    return gsnap_store__mdb_err(db, rc, "adopting the map size grown by another process");
+}
+
+/* Begin a txn holding resize_lock shared; handles MDB_MAP_RESIZED. */
+static int txn_begin(gsnap_db *db, unsigned flags, MDB_txn **txn) {
+    for (int tries = 0;; tries++) {
+        pthread_rwlock_rdlock(&db->resize_lock);
+        int rc = mdb_txn_begin(db->env, NULL, flags, txn);
+        if (rc == 0) return 0;
+        pthread_rwlock_unlock(&db->resize_lock);
+        if (rc == MDB_MAP_RESIZED && tries < 8) {
+            int r2 = adopt_resize(db);
+            if (r2) return r2;
+            continue;
+        }
+        return gsnap_store__mdb_err(db, rc, flags & MDB_RDONLY ? "beginning a read transaction"
+                                                                : "beginning a write transaction");
+    }
+}
+
+int gsnap_store__write(gsnap_db *db, gsnap_write_fn fn, void *ctx) {
+    if (db->read_only)
+        return gsnap_store__err(db, GSNAP_EACCES, "database '%s' is open read-only", db->path);
+    pthread_mutex_lock(&db->write_lock);
+    int rc;
+    for (int attempt = 0;; attempt++) {
+        MDB_txn *txn = NULL;
+        rc = txn_begin(db, 0, &txn);
+        if (rc) break;
+        tls_map_full = 0;
+        int frc = fn(db, txn, ctx);
+        int mrc = 0;
+        if (frc == 0) {
+            mrc = mdb_txn_commit(txn);
+        } else {
+            mdb_txn_abort(txn);
+        }
+        pthread_rwlock_unlock(&db->resize_lock);
+        if (frc == 0 && mrc == 0) { rc = 0; break; }
+        /* fn reports a full map through gsnap_store__mdb_err, which flags it. */
+        int full = (mrc == MDB_MAP_FULL) || (frc == GSNAP_ENOSPC && tls_map_full);
+        if (full && attempt < 40) {
+            rc = grow_map(db, 0);
+            if (rc) break;
+            continue;
+        }
+        if (frc) { rc = frc; break; }
+        if (mrc == MDB_MAP_RESIZED && attempt < 40) {
+            rc = adopt_resize(db);
+            if (rc) break;
+            continue;
+        }
+        rc = gsnap_store__mdb_err(db, mrc, "committing a write transaction");
+        break;
+    }
+    pthread_mutex_unlock(&db->write_lock);
+    return rc;
+}
+
+/* ---- named tables --------------------------------------------------------- */
+
+static int open_dbi(gsnap_db *db, MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *out) {
+    int rc = mdb_dbi_open(txn, name, flags, out);
+    if (rc == MDB_NOTFOUND) return GSNAP_NOTFOUND;
+    return gsnap_store__mdb_err(db, rc, name);
+}
+
+struct table_ctx { const char *name; unsigned flags; MDB_dbi dbi; };
+static int create_table_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
+    struct table_ctx *c = vctx;
+    return open_dbi(db, txn, c->name, c->flags | MDB_CREATE, &c->dbi);
+}
+
+int gsnap_store__table(gsnap_db *db, const char *name, unsigned flags, int create, MDB_dbi *out) {
+    if (!db || !name || !out || strncmp(name, "gs.", 3) == 0 || strlen(name) >= 96)
+        return gsnap_store__err(db, GSNAP_EINVAL, "bad table name '%s'", name ? name : "(null)");
+    pthread_mutex_lock(&db->lock);
+    for (int i = 0; i < db->ntables; i++)
+        if (strcmp(db->tables[i].name, name) == 0) {
+            *out = db->tables[i].dbi;
+            pthread_mutex_unlock(&db->lock);
+            return 0;
+        }
+    pthread_mutex_unlock(&db->lock);
+    if (db->ntables >= GSNAP_MAX_TABLES)
+        return gsnap_store__err(db, GSNAP_EBUSY, "too many tables open (max %d)", GSNAP_MAX_TABLES);
+    struct table_ctx c = {name, flags, 0};
+    int rc;
+    /* First try to open it read-only: creating needs a write txn. */
+    MDB_txn *txn = NULL;
+    rc = txn_begin(db, MDB_RDONLY, &txn);
+    if (rc) return rc;
+    rc = open_dbi(db, txn, name, flags, &c.dbi);
+    if (rc == 0) rc = gsnap_store__mdb_err(db, mdb_txn_commit(txn), "opening table");
+    else mdb_txn_abort(txn);
+    pthread_rwlock_unlock(&db->resize_lock);
+    if (rc == GSNAP_NOTFOUND && create && !db->read_only) rc = gsnap_store__write(db, create_table_fn, &c);
+    if (rc) return rc;
+    pthread_mutex_lock(&db->lock);
+    int found = 0;
+    for (int i = 0; i < db->ntables; i++)
+        if (strcmp(db->tables[i].name, name) == 0) found = 1;
+    if (!found && db->ntables < GSNAP_MAX_TABLES) {
+        snprintf(db->tables[db->ntables].name, sizeof db->tables[0].name, "%s", name);
+        db->tables[db->ntables].dbi = c.dbi;
+        db->ntables++;
+    }
+    pthread_mutex_unlock(&db->lock);
+    *out = c.dbi;
+    return 0;
+}
+
+/* ---- open / close --------------------------------------------------------- */
+
+struct init_ctx { unsigned keep; int fresh; };
+
+static int init_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
+    struct init_ctx *c = vctx;
+    int rc;
+    if ((rc = open_dbi(db, txn, "gs.meta", MDB_CREATE, &db->meta_dbi))) return rc;
+    if ((rc = open_dbi(db, txn, "gs.runs", MDB_CREATE, &db->runs_dbi))) return rc;
+    if ((rc = open_dbi(db, txn, "gs.data", MDB_CREATE, &db->data_dbi))) return rc;
+    if ((rc = open_dbi(db, txn, "gs.changes", MDB_CREATE, &db->changes_dbi))) return rc;
+    struct gsnap_meta m;
+    rc = gsnap_store__read_meta(db, txn, &m);
+    if (rc == GSNAP_NOTFOUND) {
+        memset(&m, 0, sizeof m);
+        m.magic = GSNAP_META_MAGIC;
+        m.format = GSNAP_STORE_FORMAT;
+        m.keep = c->keep;
+        m.next_run = 1;
+        c->fresh = 1;
+        return gsnap_store__put_meta(db, txn, &m);
+    }
+    return rc;
+}
+
+static int open_tables_ro(gsnap_db *db) {
+    MDB_txn *txn = NULL;
+    int rc = txn_begin(db, MDB_RDONLY, &txn);
+    if (rc) return rc;
+    if ((rc = open_dbi(db, txn, "gs.meta", 0, &db->meta_dbi)) ||
+        (rc = open_dbi(db, txn, "gs.runs", 0, &db->runs_dbi)) ||
+        (rc = open_dbi(db, txn, "gs.data", 0, &db->data_dbi)) ||
+        (rc = open_dbi(db, txn, "gs.changes", 0, &db->changes_dbi))) {
+        mdb_txn_abort(txn);
+    } else {
+        rc = gsnap_store__mdb_err(db, mdb_txn_commit(txn), "opening tables");
+    }
+    pthread_rwlock_unlock(&db->resize_lock);
+    return rc;
+}
+
+int gsnap_db_open(const char *path, const gsnap_db_options *opts, gsnap_db **out) {
+    gsnap_db_options def = GSNAP_DB_OPTIONS_INIT;
+    gsnap_db *db = NULL;
+    int rc;
+    tls_open_msg[0] = 0;
+    if (!out) return open_err(GSNAP_EINVAL, "gsnap_db_open: out is NULL");
+    *out = NULL;
+    if (!path || !*path) return open_err(GSNAP_EINVAL, "gsnap_db_open: empty path");
+    if (!opts) opts = &def;
+    if (opts->version != GSNAP_DB_OPTIONS_VERSION)
+        return open_err(GSNAP_EINVAL, "gsnap_db_open: options version %u, expected %u",
+                        opts->version, GSNAP_DB_OPTIONS_VERSION);
+    if (opts->keep < 1 || opts->keep > 3)
+        return open_err(GSNAP_EINVAL, "gsnap_db_open: keep must be GSNAP_KEEP_IN, _OUT or _BOTH");
+
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        if (errno != ENOENT) return open_err(map_rc(errno), "%s: %s", path, strerror(errno));
+        if (!opts->create || opts->read_only)
+            return open_err(GSNAP_NOTFOUND, "%s: no such database directory", path);
+        if (mkdir(path, 0775) != 0)
+            return open_err(map_rc(errno), "%s: cannot create directory: %s", path, strerror(errno));
+    } else if (!S_ISDIR(st.st_mode)) {
+        return open_err(GSNAP_EINVAL, "%s: not a directory", path);
+    }
+    char datafile[4096];
+    snprintf(datafile, sizeof datafile, "%s/data.mdb", path);
+    if (access(datafile, F_OK) != 0 && (!opts->create || opts->read_only))
+        return open_err(GSNAP_NOTFOUND, "%s: no graphsnap database here (no data.mdb)", path);
+
+    db = calloc(1, sizeof *db);
+    if (!db) return open_err(GSNAP_ENOMEM, "out of memory");
+    db->magic = GSNAP_DB_MAGIC;
+    db->path = strdup(path);
+    db->read_only = opts->read_only;
+    db->sync = opts->sync;
+    pthread_rwlockattr_t ra;
+    pthread_rwlockattr_init(&ra);
+    pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&db->resize_lock, &ra);
+    pthread_rwlockattr_destroy(&ra);
+    pthread_mutex_init(&db->write_lock, NULL);
+    pthread_mutex_init(&db->lock, NULL);
+
+    if ((rc = mdb_env_create(&db->env))) { rc = open_err(map_rc(rc), "mdb_env_create: %s", mdb_strerror(rc)); goto fail; }
+    mdb_env_set_maxdbs(db->env, 256);
+    mdb_env_set_maxreaders(db->env, opts->max_readers ? opts->max_readers : 126);
+    size_t map = opts->map_size ? opts->map_size : (size_t)64 << 20;
+    mdb_env_set_mapsize(db->env, map);
+    unsigned flags = MDB_NOTLS | MDB_NORDAHEAD;
+    if (opts->read_only) flags |= MDB_RDONLY;
+    if (opts->sync == GSNAP_SYNC_NONE) flags |= MDB_NOSYNC;
+    rc = mdb_env_open(db->env, path, flags, 0664);
+    if (rc) {
+        rc = open_err(map_rc(rc), "%s: cannot open LMDB environment: %s", path, mdb_strerror(rc));
+        goto fail;
+    }
+    /* Adopt a larger size recorded by an earlier session. */
+    mdb_env_set_mapsize(db->env, 0);
+    int dead = 0;
+    mdb_reader_check(db->env, &dead);
+
+    if (opts->read_only) {
+        rc = open_tables_ro(db);
+        if (rc == GSNAP_NOTFOUND) { rc = open_err(rc, "%s: not a graphsnap database", path); goto fail; }
+        if (rc) { rc = open_err(rc, "%s: %s", path, tls_msg); goto fail; }
+    } else {
+        struct init_ctx ic = {opts->keep, 0};
+        rc = gsnap_store__write(db, init_fn, &ic);
+        if (rc) { rc = open_err(rc, "%s: %s", path, tls_msg); goto fail; }
+    }
+    {
+        MDB_txn *txn = NULL;
+        struct gsnap_meta m;
+        if ((rc = txn_begin(db, MDB_RDONLY, &txn))) { rc = open_err(rc, "%s: %s", path, tls_msg); goto fail; }
+        rc = gsnap_store__read_meta(db, txn, &m);
+        mdb_txn_abort(txn);
+        pthread_rwlock_unlock(&db->resize_lock);
+        if (rc == GSNAP_NOTFOUND) { rc = open_err(GSNAP_ECORRUPT, "%s: store meta record missing", path); goto fail; }
+        if (rc) { rc = open_err(rc, "%s: %s", path, tls_msg); goto fail; }
+        if (m.format != GSNAP_STORE_FORMAT) {
+            rc = open_err(GSNAP_EFORMAT, "%s: store format version %u, this build reads version %u",
+                          path, m.format, GSNAP_STORE_FORMAT);
+            goto fail;
+        }
+        db->keep = m.keep;
+    }
+    *out = db;
+    return 0;
+fail:
+    gsnap_db_close(db);
+    return rc;
+}
+
+void gsnap_db_close(gsnap_db *db) {
+    if (!db) return;
+    for (int i = 0; i < db->npool; i++) mdb_txn_abort(db->pool[i]);
+    if (db->env) mdb_env_close(db->env);
+    pthread_rwlock_destroy(&db->resize_lock);
+    pthread_mutex_destroy(&db->write_lock);
+    pthread_mutex_destroy(&db->lock);
+    free(db->path);
+    db->magic = 0;
+    free(db);
+}
+
+/* ---- read views ------------------------------------------------------------ */
+
+static int runs_cmp_id(const void *a, const void *b) {
+    uint64_t x = ((const gsnap_run *)a)->id, y = ((const gsnap_run *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+int gsnap_read_begin(gsnap_db *db, gsnap_read **out) {
+    if (!out) return GSNAP_EINVAL;
+    *out = NULL;
+    if (!db || db->magic != GSNAP_DB_MAGIC) return GSNAP_EINVAL;
+    gsnap_read *rd = calloc(1, sizeof *rd);
+    if (!rd) return GSNAP_ENOMEM;
+    rd->db = db;
+    int rc;
+    MDB_txn *txn = NULL;
+    pthread_mutex_lock(&db->lock);
+    if (db->npool > 0) txn = db->pool[--db->npool];
+    pthread_mutex_unlock(&db->lock);
+    if (txn) {
+        pthread_rwlock_rdlock(&db->resize_lock);
+        rc = mdb_txn_renew(txn);
+        if (rc) {
+            mdb_txn_abort(txn);
+            pthread_rwlock_unlock(&db->resize_lock);
+            txn = NULL;
+        }
+    }
+    if (!txn && (rc = txn_begin(db, MDB_RDONLY, &txn))) { free(rd); return rc; }
+    rd->txn = txn;
+    tls_views++;
+    if ((rc = gsnap_store__read_meta(db, txn, &rd->meta)) ||
+        (rc = gsnap_store__load_runs(db, txn, &rd->runs, &rd->nruns))) {
+        gsnap_read_end(rd);
+        return rc;
+    }
+    qsort(rd->runs, rd->nruns, sizeof *rd->runs, runs_cmp_id);
+    *out = rd;
+    return 0;
+}
+
+uint64_t gsnap_read_version(const gsnap_read *rd) { return rd ? rd->meta.version : 0; }
+
+MDB_txn *gsnap_read__txn(gsnap_read *rd) { return rd->txn; }
+
+void gsnap_read_end(gsnap_read *rd) {
+    if (!rd) return;
+    gsnap_db *db = rd->db;
+    if (rd->cur) mdb_cursor_close(rd->cur);
+    if (rd->txn) {
+        mdb_txn_reset(rd->txn);
+        pthread_mutex_lock(&db->lock);
+        if (db->npool < (int)(sizeof db->pool / sizeof db->pool[0])) {
+            db->pool[db->npool++] = rd->txn;
+            rd->txn = NULL;
+        }
+        pthread_mutex_unlock(&db->lock);
+        if (rd->txn) mdb_txn_abort(rd->txn);
+        pthread_rwlock_unlock(&db->resize_lock);
+        tls_views--;
+    }
+    free(rd->runs);
+    free(rd->scratch);
+    free(rd);
+}
+
+int gsnap_read__use(gsnap_db *db, gsnap_read *rd, gsnap_read **out, int *owned) {
+    if (rd) {
+        if (rd->db != db) return gsnap_store__err(db, GSNAP_EINVAL, "read view belongs to another database");
+        *out = rd;
+        *owned = 0;
+        return 0;
+    }
+    *owned = 1;
+    return gsnap_read_begin(db, out);
+}
+
+/* ---- version and stats ----------------------------------------------------- */
+
+int gsnap_db_version(gsnap_db *db, uint64_t *version) {
+    if (!db || !version) return GSNAP_EINVAL;
+    MDB_txn *txn = NULL;
+    struct gsnap_meta m;
+    int rc = txn_begin(db, MDB_RDONLY, &txn);
+    if (rc) return rc;
+    rc = gsnap_store__read_meta(db, txn, &m);
+    mdb_txn_abort(txn);
+    pthread_rwlock_unlock(&db->resize_lock);
+    if (rc == 0) *version = m.version;
+    return rc;
+}
+
+int gsnap_db_stats(gsnap_db *db, gsnap_db_stat *st) {
+    if (!db || !st) return GSNAP_EINVAL;
+    memset(st, 0, sizeof *st);
+    gsnap_read *rd = NULL;
+    int rc = gsnap_read_begin(db, &rd);
+    if (rc) return rc;
+    st->version = rd->meta.version;
+    st->edge_records = rd->meta.edge_records;
+    st->deletes = rd->meta.deletes;
+    st->runs = rd->nruns;
+    st->min_t = rd->meta.min_t;
+    st->max_t = rd->meta.max_t;
+    st->keep = rd->meta.keep;
+    st->format_version = rd->meta.format;
+    MDB_envinfo info;
+    MDB_stat ms;
+    mdb_env_info(db->env, &info);
+    mdb_env_stat(db->env, &ms);
+    st->map_size = info.me_mapsize;
+    MDB_dbi dbis[4] = {db->meta_dbi, db->runs_dbi, db->data_dbi, db->changes_dbi};
+    uint64_t pages = ms.ms_branch_pages + ms.ms_leaf_pages + ms.ms_overflow_pages;
+    for (int i = 0; i < 4; i++) {
+        MDB_stat s;
+        if (mdb_stat(rd->txn, dbis[i], &s) == 0)
+            pages += s.ms_branch_pages + s.ms_leaf_pages + s.ms_overflow_pages;
+    }
+    st->used_bytes = pages * ms.ms_psize;
+    char f[4096];
+    struct stat sb;
+    snprintf(f, sizeof f, "%s/data.mdb", db->path);
+    if (stat(f, &sb) == 0) st->file_bytes = (uint64_t)sb.st_blocks * 512;
+    gsnap_read_end(rd);
+    return 0;
+}

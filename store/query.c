@@ -1,0 +1,362 @@
+/*
+ * store/query.c -- point-in-time answers: neighbours, degree, iterator,
+ * whole-graph scans, touched-node log.
+ *
+ * Answering neighbors(v, T, V): gather v's records with t <= T and
+ * version <= V from every live run (one B-tree seek per run), put them in
+ * (nbr, t, version) order (a run's records already are; several runs are
+ * merged), then replay each neighbour's events: an add appends an instance,
+ * a delete removes the oldest live one. Runs without deletes skip the replay.
+ */
+#include "store/store_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int check_dir(gsnap_db *db, gsnap_dir dir) {
+    if (dir != GSNAP_DIR_IN && dir != GSNAP_DIR_OUT)
+        return gsnap_store__err(db, GSNAP_EINVAL, "direction %d is neither IN nor OUT", (int)dir);
+    unsigned bit = dir == GSNAP_DIR_IN ? GSNAP_KEEP_IN : GSNAP_KEEP_OUT;
+    if (!(db->keep & bit))
+        return gsnap_store__err(db, GSNAP_ENOTSUP, "this database does not keep %s-edges",
+                                dir == GSNAP_DIR_IN ? "in" : "out");
+    return 0;
+}
+
+static int scratch_push(gsnap_read *rd, const gsnap_rec *r, size_t *n) {
+    if (*n == rd->scratch_cap) {
+        size_t nc = rd->scratch_cap ? rd->scratch_cap * 2 : 256;
+        gsnap_rec *ns = realloc(rd->scratch, nc * sizeof *ns);
+        if (!ns) return GSNAP_ENOMEM;
+        rd->scratch = ns;
+        rd->scratch_cap = nc;
+    }
+    rd->scratch[(*n)++] = *r;
+    return 0;
+}
+
+static int ev_less(const gsnap_rec *a, const gsnap_rec *b) {
+    if (a->nbr != b->nbr) return a->nbr < b->nbr;
+    if (a->t != b->t) return a->t < b->t;
+    return (a->vop >> 1) < (b->vop >> 1);
+}
+
+/* Stable bottom-up merge sort by (nbr, t, version). */
+static int sort_events(gsnap_rec *a, size_t n) {
+    if (n < 2) return 0;
+    gsnap_rec *tmp = malloc(n * sizeof *tmp);
+    if (!tmp) return GSNAP_ENOMEM;
+    gsnap_rec *src = a, *dst = tmp;
+    for (size_t w = 1; w < n; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            size_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) dst[k++] = ev_less(&src[j], &src[i]) ? src[j++] : src[i++];
+            while (i < mid) dst[k++] = src[i++];
+            while (j < hi) dst[k++] = src[j++];
+        }
+        gsnap_rec *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a) memcpy(a, src, n * sizeof *a);
+    free(tmp);
+    return 0;
+}
+
+int gsnap_store__node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir,
+                             int64_t at_t, uint64_t as_of, gsnap_rec **out, size_t *n,
+                             int *sorted, int *has_del) {
+    size_t cnt = 0;
+    int runs_hit = 0, rc = 0;
+    *has_del = 0;
+    if (!rd->cur && (rc = mdb_cursor_open(rd->txn, db->data_dbi, &rd->cur)))
+        return gsnap_store__mdb_err(db, rc, "opening data cursor");
+    for (size_t i = 0; i < rd->nruns; i++) {
+        const gsnap_run *run = &rd->runs[i];
+        if (run->info.min_ver > as_of) continue;
+        gsnap_run_reader rr = {0};
+        if ((rc = gsnap_run__seek(db, rd->cur, run->id, (uint8_t)dir, node, &rr, 0))) return rc;
+        size_t before = cnt;
+        while (!rr.done) {
+            gsnap_rec r;
+            gsnap_run__reader_peek(&rr, &r);
+            if (r.node != node) break;
+            if (r.t <= at_t && (r.vop >> 1) <= as_of) {
+                if ((rc = scratch_push(rd, &r, &cnt))) return rc;
+                if (r.vop & 1) *has_del = 1;
+            }
+            if ((rc = gsnap_run__reader_next(db, &rr))) return rc;
+        }
+        runs_hit += cnt > before;
+    }
+    *out = rd->scratch;
+    *n = cnt;
+    *sorted = runs_hit <= 1;
+    return 0;
+}
+
+/* Replay events sorted by (nbr, t, version): fills out (may be NULL) with at
+ * most cap live instances; returns the number of live instances. */
+static size_t replay(const gsnap_rec *ev, size_t n, int has_del, gsnap_nbr *out, size_t cap) {
+    if (!has_del) {
+        for (size_t i = 0; i < n && i < cap; i++) {
+            out[i].node = ev[i].nbr;
+            out[i].t = ev[i].t;
+            out[i].version = ev[i].vop >> 1;
+        }
+        return n;
+    }
+    size_t live = 0;
+    size_t i = 0;
+    while (i < n) {
+        size_t j = i;
+        while (j < n && ev[j].nbr == ev[i].nbr) j++;
+        /* Live instances of this neighbour: adds in order, each delete drops
+         * the oldest one still live (FIFO). */
+        size_t adds = 0, head = 0;
+        for (size_t k = i; k < j; k++) {
+            if (ev[k].vop & 1) {
+                if (head < adds) head++;
+            } else {
+                adds++;
+            }
+        }
+        /* Emit adds number head..adds-1 (0-based among this nbr's adds). */
+        size_t a = 0;
+        for (size_t k = i; k < j; k++) {
+            if (ev[k].vop & 1) continue;
+            if (a >= head) {
+                if (out && live < cap) {
+                    out[live].node = ev[k].nbr;
+                    out[live].t = ev[k].t;
+                    out[live].version = ev[k].vop >> 1;
+                }
+                live++;
+            }
+            a++;
+        }
+        i = j;
+    }
+    return live;
+}
+
+/* Shared front half of neighbors/degree/iter. */
+static int answer(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir, int64_t at_t,
+                  uint64_t as_of, gsnap_nbr *buf, size_t cap, size_t *count) {
+    gsnap_rec *ev;
+    size_t n;
+    int sorted, has_del, rc;
+    if (as_of == GSNAP_VERSION_LATEST || as_of > rd->meta.version) as_of = rd->meta.version;
+    if ((rc = gsnap_store__node_events(db, rd, node, dir, at_t, as_of, &ev, &n, &sorted, &has_del)))
+        return rc;
+    if (!sorted && (rc = sort_events(ev, n))) return rc;
+    *count = replay(ev, n, has_del, buf, buf ? cap : 0);
+    return 0;
+}
+
+int gsnap_neighbors(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir, int64_t at_t,
+                    uint64_t as_of, gsnap_nbr *buf, size_t cap, size_t *count) {
+    if (!db || db->magic != GSNAP_DB_MAGIC || !count) return GSNAP_EINVAL;
+    if (!buf && cap) return gsnap_store__err(db, GSNAP_EINVAL, "buf is NULL but cap is %zu", cap);
+    int rc = check_dir(db, dir), owned;
+    if (rc) return rc;
+    gsnap_read *view;
+    if ((rc = gsnap_read__use(db, rd, &view, &owned))) return rc;
+    rc = answer(db, view, node, dir, at_t, as_of, buf, cap, count);
+    if (owned) gsnap_read_end(view);
+    return rc;
+}
+
+int gsnap_degree(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir, int64_t at_t,
+                 uint64_t as_of, uint64_t *degree) {
+    if (!db || db->magic != GSNAP_DB_MAGIC || !degree) return GSNAP_EINVAL;
+    size_t n = 0;
+    int rc = gsnap_neighbors(db, rd, node, dir, at_t, as_of, NULL, 0, &n);
+    if (rc == 0) *degree = n;
+    return rc;
+}
+
+struct gsnap_nbr_iter {
+    gsnap_nbr *v;
+    size_t n, pos;
+};
+
+int gsnap_nbr_iter_open(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir, int64_t at_t,
+                        uint64_t as_of, gsnap_nbr_iter **out) {
+    if (!out) return GSNAP_EINVAL;
+    *out = NULL;
+    gsnap_nbr_iter *it = calloc(1, sizeof *it);
+    if (!it) return GSNAP_ENOMEM;
+    int rc;
+    size_t cap = 64;
+    for (;;) {
+        gsnap_nbr *nv = realloc(it->v, cap * sizeof *nv);
+        if (!nv) { rc = GSNAP_ENOMEM; break; }
+        it->v = nv;
+        rc = gsnap_neighbors(db, rd, node, dir, at_t, as_of, it->v, cap, &it->n);
+        if (rc || it->n <= cap) break;
+        cap = it->n;
+    }
+    if (rc) {
+        gsnap_nbr_iter_close(it);
+        return rc;
+    }
+    *out = it;
+    return 0;
+}
+
+int gsnap_nbr_iter_next(gsnap_nbr_iter *it, gsnap_nbr *out) {
+    if (!it || !out) return GSNAP_EINVAL;
+    if (it->pos >= it->n) return GSNAP_NOTFOUND;
+    *out = it->v[it->pos++];
+    return 0;
+}
+
+void gsnap_nbr_iter_close(gsnap_nbr_iter *it) {
+    if (!it) return;
+    free(it->v);
+    free(it);
+}
+
+/* ---- whole-graph scan ------------------------------------------------------ */
+
+int gsnap_store__scan(gsnap_db *db, gsnap_read *rd, gsnap_dir dir, int64_t at_t, uint64_t as_of,
+                      gsnap_adj_fn fn, void *ctx) {
+    if (!db || !fn) return GSNAP_EINVAL;
+    int rc = check_dir(db, dir), owned;
+    if (rc) return rc;
+    gsnap_read *view;
+    if ((rc = gsnap_read__use(db, rd, &view, &owned))) return rc;
+    if (as_of == GSNAP_VERSION_LATEST || as_of > view->meta.version) as_of = view->meta.version;
+    size_t nr = view->nruns, cnt = 0, cap = 0;
+    gsnap_run_reader *rr = calloc(nr ? nr : 1, sizeof *rr);
+    gsnap_rec *ev = NULL;
+    gsnap_nbr *out = NULL;
+    size_t out_cap = 0;
+    if (!rr) { rc = GSNAP_ENOMEM; goto done; }
+    for (size_t i = 0; i < nr && rc == 0; i++)
+        rc = gsnap_run__reader_open(&rr[i], db, view->txn, view->runs[i].id, (uint8_t)dir, 0, 0, 0);
+    uint64_t cur_node = 0;
+    int has_del = 0, have = 0;
+    while (rc == 0) {
+        size_t best = nr;
+        gsnap_rec r, br;
+        for (size_t i = 0; i < nr; i++) {
+            if (rr[i].done) continue;
+            gsnap_run__reader_peek(&rr[i], &r);
+            if (best == nr || r.node < br.node ||
+                (r.node == br.node && ev_less(&r, &br))) { best = i; br = r; }
+        }
+        if (best == nr || (have && br.node != cur_node)) {
+            /* Flush the node gathered so far. */
+            if (have && cnt > 0) {
+                if (out_cap < cnt) {
+                    gsnap_nbr *no = realloc(out, cnt * sizeof *no);
+                    if (!no) { rc = GSNAP_ENOMEM; break; }
+                    out = no;
+                    out_cap = cnt;
+                }
+                size_t live = replay(ev, cnt, has_del, out, out_cap);
+                if (live > 0 && (rc = fn(ctx, cur_node, out, live))) break;
+            }
+            cnt = 0;
+            has_del = 0;
+            have = 0;
+            if (best == nr) break;
+        }
+        cur_node = br.node;
+        have = 1;
+        if (br.t <= at_t && (br.vop >> 1) <= as_of) {
+            if (cnt == cap) {
+                size_t nc = cap ? cap * 2 : 256;
+                gsnap_rec *ne = realloc(ev, nc * sizeof *ne);
+                if (!ne) { rc = GSNAP_ENOMEM; break; }
+                ev = ne;
+                cap = nc;
+            }
+            ev[cnt++] = br;
+            has_del |= (int)(br.vop & 1);
+        }
+        rc = gsnap_run__reader_next(db, &rr[best]);
+    }
+done:
+    if (rr)
+        for (size_t i = 0; i < nr; i++) gsnap_run__reader_free(&rr[i]);
+    free(rr);
+    free(ev);
+    free(out);
+    if (owned) gsnap_read_end(view);
+    return rc;
+}
+
+/* ---- touched nodes ---------------------------------------------------------- */
+
+static int u64_cmp(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int gsnap_store__changed_nodes(gsnap_db *db, gsnap_read *rd, gsnap_dir dir, uint64_t after,
+                               uint64_t upto, uint64_t **nodes, size_t *n) {
+    if (!db || !nodes || !n) return GSNAP_EINVAL;
+    *nodes = NULL;
+    *n = 0;
+    int rc = check_dir(db, dir), owned;
+    if (rc) return rc;
+    gsnap_read *view;
+    if ((rc = gsnap_read__use(db, rd, &view, &owned))) return rc;
+    MDB_cursor *c = NULL;
+    uint64_t *acc = NULL;
+    size_t cnt = 0, cap = 0;
+    unsigned char key[9];
+    gsnap__be64(key, after + 1);
+    key[8] = 0;
+    MDB_val k = {9, key}, v;
+    if ((rc = mdb_cursor_open(view->txn, db->changes_dbi, &c))) {
+        rc = gsnap_store__mdb_err(db, rc, "opening change log");
+        goto out;
+    }
+    for (rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != 9 || v.mv_size % 8) { rc = gsnap_store__err(db, GSNAP_ECORRUPT, "malformed change log entry"); break; }
+        uint64_t ver = gsnap__get_be64(k.mv_data);
+        if (ver > upto) break;
+        if (((const unsigned char *)k.mv_data)[8] != (unsigned char)dir) continue;
+        size_t m = v.mv_size / 8;
+        if (cnt + m > cap) {
+            size_t nc = (cnt + m) * 2;
+            uint64_t *na = realloc(acc, nc * sizeof *na);
+            if (!na) { rc = GSNAP_ENOMEM; break; }
+            acc = na;
+            cap = nc;
+        }
+        memcpy(acc + cnt, v.mv_data, m * 8);
+        cnt += m;
+    }
+    if (rc == MDB_NOTFOUND) rc = 0;
+    else if (rc > 0) rc = gsnap_store__mdb_err(db, rc, "reading change log");
+    if (rc == 0 && cnt > 1) {
+        qsort(acc, cnt, sizeof *acc, u64_cmp);
+        size_t u = 1;
+        for (size_t i = 1; i < cnt; i++)
+            if (acc[i] != acc[u - 1]) acc[u++] = acc[i];
+        cnt = u;
+    }
+out:
+    if (c) mdb_cursor_close(c);
+    if (owned) gsnap_read_end(view);
+    if (rc) { free(acc); return rc; }
+    *nodes = acc;
+    *n = cnt;
+    return 0;
+}
+
+int gsnap_store__node_bound(gsnap_db *db, gsnap_read *rd, uint64_t *bound) {
+    if (!db || !bound) return GSNAP_EINVAL;
+    int owned, rc;
+    gsnap_read *view;
+    if ((rc = gsnap_read__use(db, rd, &view, &owned))) return rc;
+    *bound = view->meta.node_bound;
+    if (owned) gsnap_read_end(view);
+    return 0;
+}

@@ -1,0 +1,362 @@
+/*
+ * store/runs.c -- sorted runs inside LMDB: writing them as checksummed
+ * chunks, reading them back sequentially from any node, merging them.
+ *
+ * A run is a sorted sequence of records per direction, cut into chunks of at
+ * most GSNAP_CHUNK_RECS records (16336 bytes: four LMDB pages as an overflow
+ * value). A chunk is keyed by (run id, dir, first node, chunk no); since run
+ * ids only grow, a new run is written with MDB_APPEND: sequential page writes,
+ * no B-tree rebalancing, no random page touches.
+ *
+ * Finding a node in a run: the B-tree over chunk keys is the run's fence
+ * index. MDB_SET_RANGE lands on the first chunk starting at or after the node;
+ * the node's first records may sit at the end of the chunk before it, so the
+ * reader starts one chunk back and binary-searches inside the chunk.
+ */
+#include "store/store_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+static void data_key(unsigned char *k, uint64_t run, uint8_t dir, uint64_t node, uint32_t no) {
+    gsnap__be64(k, run);
+    k[8] = dir;
+    gsnap__be64(k + 9, node);
+    gsnap__be32(k + 17, no);
+}
+
+/* ---- writer ------------------------------------------------------------- */
+
+int gsnap_run__writer_init(gsnap_run_writer *w, gsnap_db *db, MDB_txn *txn, uint64_t run_id) {
+    memset(w, 0, sizeof *w);
+    w->db = db;
+    w->run_id = run_id;
+    w->buf = malloc(sizeof(struct gsnap_chunk_hdr) + (size_t)GSNAP_CHUNK_RECS * GSNAP_REC_BYTES);
+    if (!w->buf) return GSNAP_ENOMEM;
+    int rc = mdb_cursor_open(txn, db->data_dbi, &w->cur);
+    if (rc) {
+        free(w->buf);
+        w->buf = NULL;
+        return gsnap_store__mdb_err(db, rc, "opening data cursor");
+    }
+    return 0;
+}
+
+static int writer_flush(gsnap_run_writer *w) {
+    if (w->nrec == 0) return 0;
+    unsigned char key[GSNAP_DATA_KEY];
+    uint64_t first;
+    memcpy(&first, w->buf + sizeof(struct gsnap_chunk_hdr), 8);
+    data_key(key, w->run_id, w->dir, first, w->chunk_no++);
+    struct gsnap_chunk_hdr h;
+    h.magic = GSNAP_CHUNK_MAGIC;
+    h.nrec = w->nrec;
+    h.xxh3 = XXH3_64bits(w->buf + sizeof h, (size_t)w->nrec * GSNAP_REC_BYTES);
+    memcpy(w->buf, &h, sizeof h);
+    MDB_val k = {sizeof key, key};
+    MDB_val v = {sizeof h + (size_t)w->nrec * GSNAP_REC_BYTES, w->buf};
+    int rc = mdb_cursor_put(w->cur, &k, &v, MDB_APPEND);
+    w->nrec = 0;
+    return gsnap_store__mdb_err(w->db, rc, "appending a run chunk");
+}
+
+int gsnap_run__writer_add(gsnap_run_writer *w, uint8_t dir, const gsnap_rec *r) {
+    if (w->nrec == GSNAP_CHUNK_RECS || (w->nrec > 0 && dir != w->dir)) {
+        int rc = writer_flush(w);
+        if (rc) return rc;
+    }
+    w->dir = dir;
+    memcpy(w->buf + sizeof(struct gsnap_chunk_hdr) + (size_t)w->nrec * GSNAP_REC_BYTES, r,
+           GSNAP_REC_BYTES);
+    w->nrec++;
+    w->total++;
+    if (r->vop & 1) w->has_del = 1;
+    return 0;
+}
+
+int gsnap_run__writer_finish(gsnap_run_writer *w) {
+    int rc = writer_flush(w);
+    if (w->cur) mdb_cursor_close(w->cur);
+    w->cur = NULL;
+    return rc;
+}
+
+void gsnap_run__writer_free(gsnap_run_writer *w) {
+    if (w->cur) mdb_cursor_close(w->cur);
+    free(w->buf);
+    w->cur = NULL;
+    w->buf = NULL;
+}
+
+/* ---- reader ------------------------------------------------------------- */
+
+/* Decode the chunk at the cursor's current key/value into rr; returns 1 when
+ * the key belongs to (run, dir), 0 when it does not, <0 on error. */
+static int load_chunk(gsnap_db *db, gsnap_run_reader *rr, const MDB_val *k, const MDB_val *v) {
+    if (k->mv_size != GSNAP_DATA_KEY)
+        return gsnap_store__err(db, GSNAP_ECORRUPT, "run chunk key of %zu bytes", k->mv_size);
+    const unsigned char *kp = k->mv_data;
+    if (gsnap__get_be64(kp) != rr->run_id || kp[8] != rr->dir) return 0;
+    struct gsnap_chunk_hdr h;
+    if (v->mv_size < sizeof h)
+        return gsnap_store__err(db, GSNAP_ECORRUPT, "run %llu: chunk shorter than its header",
+                                (unsigned long long)rr->run_id);
+    memcpy(&h, v->mv_data, sizeof h);
+    if (h.magic != GSNAP_CHUNK_MAGIC || h.nrec == 0 || h.nrec > GSNAP_CHUNK_RECS ||
+        v->mv_size != sizeof h + (size_t)h.nrec * GSNAP_REC_BYTES)
+        return gsnap_store__err(db, GSNAP_ECORRUPT, "run %llu: malformed chunk (magic %08x, %u records, %zu bytes)",
+                                (unsigned long long)rr->run_id, h.magic, h.nrec, v->mv_size);
+    const unsigned char *recs = (const unsigned char *)v->mv_data + sizeof h;
+    if (rr->verify && XXH3_64bits(recs, (size_t)h.nrec * GSNAP_REC_BYTES) != h.xxh3)
+        return gsnap_store__err(db, GSNAP_ECHECKSUM, "run %llu: chunk checksum mismatch",
+                                (unsigned long long)rr->run_id);
+    if (rr->copy) {
+        if (!rr->own && !(rr->own = malloc((size_t)GSNAP_CHUNK_RECS * GSNAP_REC_BYTES)))
+            return GSNAP_ENOMEM;
+        memcpy(rr->own, recs, (size_t)h.nrec * GSNAP_REC_BYTES);
+        recs = rr->own;
+    }
+    rr->recs = recs;
+    rr->nrec = h.nrec;
+    rr->pos = 0;
+    return 1;
+}
+
+static uint64_t rec_node(const unsigned char *recs, uint32_t i) {
+    uint64_t n;
+    memcpy(&n, recs + (size_t)i * GSNAP_REC_BYTES, 8);
+    return n;
+}
+
+int gsnap_run__seek(gsnap_db *db, MDB_cursor *cur, uint64_t run_id, uint8_t dir, uint64_t node,
+                    gsnap_run_reader *rr, int verify) {
+    unsigned char key[GSNAP_DATA_KEY];
+    MDB_val k = {sizeof key, key}, v;
+    rr->cur = cur;
+    rr->run_id = run_id;
+    rr->dir = dir;
+    rr->done = 1;
+    rr->verify = verify;
+    rr->recs = NULL;
+    rr->nrec = 0;
+    data_key(key, run_id, dir, node, 0);
+    int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+    int from_prev = 0;
+    if (rc == MDB_NOTFOUND) {
+        rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
+        from_prev = 1;
+    } else if (rc == 0) {
+        /* The node's first records may end the chunk before, even when this
+         * chunk starts with the node: always look one chunk back. */
+        rc = mdb_cursor_get(cur, &k, &v, MDB_PREV);
+        from_prev = 1;
+        if (rc == MDB_NOTFOUND) {
+            rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+            from_prev = 0;
+        }
+    }
+    if (rc == MDB_NOTFOUND) return 0;
+    if (rc) return gsnap_store__mdb_err(db, rc, "seeking a run");
+    int in = load_chunk(db, rr, &k, &v);
+    if (in < 0) return in;
+    if (!in) {
+        if (!from_prev) return 0;
+        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+        if (rc == MDB_NOTFOUND) return 0;
+        if (rc) return gsnap_store__mdb_err(db, rc, "seeking a run");
+        in = load_chunk(db, rr, &k, &v);
+        if (in <= 0) return in;
+    }
+    /* First record with node >= target inside this chunk. */
+    uint32_t lo = 0, hi = rr->nrec;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (rec_node(rr->recs, mid) < node) lo = mid + 1;
+        else hi = mid;
+    }
+    rr->done = 0;
+    rr->pos = lo;
+    if (lo == rr->nrec) {
+        rr->pos = rr->nrec - 1;
+        return gsnap_run__reader_next(db, rr);
+    }
+    return 0;
+}
+
+int gsnap_run__reader_next(gsnap_db *db, gsnap_run_reader *rr) {
+    if (rr->done) return 0;
+    if (++rr->pos < rr->nrec) return 0;
+    MDB_val k, v;
+    int rc = mdb_cursor_get(rr->cur, &k, &v, MDB_NEXT);
+    if (rc == MDB_NOTFOUND) { rr->done = 1; return 0; }
+    if (rc) return gsnap_store__mdb_err(db, rc, "reading a run");
+    int in = load_chunk(db, rr, &k, &v);
+    if (in < 0) return in;
+    if (!in) rr->done = 1;
+    return 0;
+}
+
+int gsnap_run__reader_open(gsnap_run_reader *rr, gsnap_db *db, MDB_txn *txn, uint64_t run_id,
+                           uint8_t dir, uint64_t from_node, int verify, int copy) {
+    MDB_cursor *cur = NULL;
+    unsigned char *own = rr->own; /* a reader may be reopened: keep its buffer */
+    memset(rr, 0, sizeof *rr);
+    rr->own = own;
+    rr->copy = copy;
+    rr->done = 1;
+    int rc = mdb_cursor_open(txn, db->data_dbi, &cur);
+    if (rc) return gsnap_store__mdb_err(db, rc, "opening data cursor");
+    rc = gsnap_run__seek(db, cur, run_id, dir, from_node, rr, verify);
+    rr->cur = cur;
+    return rc;
+}
+
+void gsnap_run__reader_close(gsnap_run_reader *rr) {
+    if (rr->cur) mdb_cursor_close(rr->cur);
+    rr->cur = NULL;
+}
+
+void gsnap_run__reader_free(gsnap_run_reader *rr) {
+    gsnap_run__reader_close(rr);
+    free(rr->own);
+    rr->own = NULL;
+}
+
+/* ---- merge -------------------------------------------------------------- */
+
+/* Order of records inside a run: (node, nbr, t, version). */
+static int rec_less(const gsnap_rec *a, const gsnap_rec *b) {
+    if (a->node != b->node) return a->node < b->node;
+    if (a->nbr != b->nbr) return a->nbr < b->nbr;
+    if (a->t != b->t) return a->t < b->t;
+    return (a->vop >> 1) < (b->vop >> 1);
+}
+
+static int delete_run(gsnap_db *db, MDB_txn *txn, uint64_t run_id) {
+    MDB_cursor *c = NULL;
+    unsigned char key[8];
+    gsnap__be64(key, run_id);
+    MDB_val k = {8, key}, v;
+    int rc = mdb_cursor_open(txn, db->data_dbi, &c);
+    if (rc) return gsnap_store__mdb_err(db, rc, "opening data cursor");
+    for (rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_GET_CURRENT)) {
+        if (k.mv_size < 8 || gsnap__get_be64(k.mv_data) != run_id) break;
+        rc = mdb_cursor_del(c, 0);
+        if (rc) break;
+    }
+    mdb_cursor_close(c);
+    if (rc && rc != MDB_NOTFOUND) return gsnap_store__mdb_err(db, rc, "deleting a merged run");
+    k.mv_size = 8;
+    k.mv_data = key;
+    rc = mdb_del(txn, db->runs_dbi, &k, NULL);
+    return rc == MDB_NOTFOUND ? 0 : gsnap_store__mdb_err(db, rc, "deleting a run catalog entry");
+}
+
+int gsnap_run__merge(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n, uint32_t level,
+                     struct gsnap_meta *meta) {
+    gsnap_run_writer w;
+    gsnap_run_reader *rr = calloc(n, sizeof *rr);
+    int rc = 0;
+    uint64_t out_id = meta->next_run++;
+    if (!rr) return GSNAP_ENOMEM;
+    if ((rc = gsnap_run__writer_init(&w, db, txn, out_id))) goto out;
+    for (uint8_t dir = 0; dir < 2 && rc == 0; dir++) {
+        for (size_t i = 0; i < n && rc == 0; i++)
+            rc = gsnap_run__reader_open(&rr[i], db, txn, in[i].id, dir, 0, 1, 1);
+        while (rc == 0) {
+            /* Inputs hold disjoint version ranges, so the order is total. */
+            size_t best = n;
+            gsnap_rec cur, bestrec;
+            for (size_t i = 0; i < n; i++) {
+                if (rr[i].done) continue;
+                gsnap_run__reader_peek(&rr[i], &cur);
+                if (best == n || rec_less(&cur, &bestrec)) { best = i; bestrec = cur; }
+            }
+            if (best == n) break;
+            if ((rc = gsnap_run__writer_add(&w, dir, &bestrec))) break;
+            rc = gsnap_run__reader_next(db, &rr[best]);
+        }
+        for (size_t i = 0; i < n; i++) gsnap_run__reader_close(&rr[i]);
+    }
+    if (rc) goto out;
+    if ((rc = gsnap_run__writer_finish(&w))) goto out;
+    struct gsnap_run_info info = {level, w.has_del ? GSNAP_RUN_HAS_DELETES : 0, w.total, w.chunk_no, UINT64_MAX, 0};
+    for (size_t i = 0; i < n; i++) {
+        if (in[i].info.min_ver < info.min_ver) info.min_ver = in[i].info.min_ver;
+        if (in[i].info.max_ver > info.max_ver) info.max_ver = in[i].info.max_ver;
+    }
+    for (size_t i = 0; i < n && rc == 0; i++) rc = delete_run(db, txn, in[i].id);
+    if (rc) goto out;
+    unsigned char key[8];
+    gsnap__be64(key, out_id);
+    MDB_val k = {8, key}, v = {sizeof info, &info};
+    rc = gsnap_store__mdb_err(db, mdb_put(txn, db->runs_dbi, &k, &v, 0), "writing run catalog");
+out:
+    gsnap_run__writer_free(&w);
+    for (size_t i = 0; i < n; i++) gsnap_run__reader_free(&rr[i]);
+    free(rr);
+    return rc;
+}
+
+/* ---- compaction ----------------------------------------------------------- */
+
+struct compact_ctx { int all; int merged; };
+
+static int compact_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
+    struct compact_ctx *c = vctx;
+    gsnap_run *runs = NULL;
+    size_t n = 0;
+    struct gsnap_meta m;
+    int rc;
+    c->merged = 0;
+    if ((rc = gsnap_store__read_meta(db, txn, &m))) return rc;
+    if ((rc = gsnap_store__load_runs(db, txn, &runs, &n))) return rc;
+    gsnap_run *pick = malloc((n ? n : 1) * sizeof *pick);
+    size_t np = 0;
+    uint32_t level = 0;
+    if (!pick) { free(runs); return GSNAP_ENOMEM; }
+    if (c->all) {
+        if (n > 1) {
+            for (size_t i = 0; i < n; i++) {
+                pick[np++] = runs[i];
+                if (runs[i].info.level + 1 > level) level = runs[i].info.level + 1;
+            }
+        }
+    } else {
+        /* The lowest level holding GSNAP_MERGE_FANOUT or more runs. */
+        uint32_t best = UINT32_MAX;
+        for (size_t i = 0; i < n; i++) {
+            size_t cnt = 0;
+            for (size_t j = 0; j < n; j++) cnt += runs[j].info.level == runs[i].info.level;
+            if (cnt >= GSNAP_MERGE_FANOUT && runs[i].info.level < best) best = runs[i].info.level;
+        }
+        if (best != UINT32_MAX) {
+            for (size_t i = 0; i < n; i++)
+                if (runs[i].info.level == best) pick[np++] = runs[i];
+            level = best + 1;
+        }
+    }
+    if (np > 1) {
+        rc = gsnap_run__merge(db, txn, pick, np, level, &m);
+        if (rc == 0) rc = gsnap_store__put_meta(db, txn, &m);
+        c->merged = 1;
+    }
+    free(pick);
+    free(runs);
+    return rc;
+}
+
+int gsnap_store__compact(gsnap_db *db, int all) {
+    struct compact_ctx c = {all, 0};
+    int rc;
+    do {
+        rc = gsnap_store__write(db, compact_fn, &c);
+    } while (rc == 0 && c.merged && !all);
+    return rc;
+}
+
+int gsnap_db_compact(gsnap_db *db) {
+    if (!db || db->magic != GSNAP_DB_MAGIC) return GSNAP_EINVAL;
+    return gsnap_store__compact(db, 1);
+}

@@ -1,0 +1,204 @@
+/*
+ * store/store_int.h -- private to the store module (store/ .c files).
+ *
+ * ON-DISK LAYOUT (one LMDB environment per database directory; format
+ * GSNAP_STORE_FORMAT, recorded in gs.meta and checked on open):
+ *
+ *   gs.meta    "store" -> struct gsnap_meta (format, keep, latest version,
+ *              next run id, counters). Updated in every commit txn.
+ *   gs.runs    run id (u64 BE) -> struct gsnap_run_info: the catalog of live
+ *              sorted runs (an LSM tree kept inside LMDB).
+ *   gs.data    run id (u64 BE) | dir (u8) | first node (u64 BE) | chunk no
+ *              (u32 BE)  ->  chunk: struct gsnap_chunk_hdr + nrec records.
+ *   gs.changes version (u64 BE) | dir (u8) -> sorted unique node ids (u64 LE):
+ *              the nodes whose adjacency in `dir` that version touched.
+ *
+ * A record (32 bytes, little endian, read with memcpy: LMDB values are not
+ * aligned): node, nbr, t, vop = version << 1 | is_delete. `node` is the
+ * node the adjacency belongs to (dst for IN, src for OUT), `nbr` the other end.
+ * Within a run and direction, records are sorted by (node, nbr, t, version),
+ * ties in input order; chunks never mix directions.
+ *
+ * INVARIANTS
+ *   - Versions are dense: 1, 2, ... Each committed batch is exactly one
+ *     version, written as exactly one new run in one write txn together with
+ *     its gs.changes entries and the meta update. A reader's txn therefore
+ *     sees whole versions only.
+ *   - Runs hold disjoint version ranges. Merging runs writes a new run (new,
+ *     larger id, appended with MDB_APPEND) and deletes the inputs in the same
+ *     txn: a reader sees either the inputs or the output, never both.
+ *   - History is never discarded: deletes are events, so any (T, V) can be
+ *     answered. Space of merged-away runs returns to LMDB's free list once
+ *     no reader txn can see it (LMDB MVCC).
+ */
+#ifndef GSNAP_STORE_INT_H
+#define GSNAP_STORE_INT_H
+
+#include "store/store.h"
+#include <pthread.h>
+
+#define GSNAP_STORE_FORMAT 1u
+#define GSNAP_META_MAGIC 0x50414e5347u /* "GSNAP" */
+#define GSNAP_CHUNK_MAGIC 0x31435347u  /* "GSC1" */
+#define GSNAP_MERGE_FANOUT 4           /* runs per level before they merge */
+#define GSNAP_CHUNK_RECS 510           /* 16 + 510*32 = 16336 B: 4 LMDB pages */
+#define GSNAP_REC_BYTES 32
+#define GSNAP_DATA_KEY 21
+#define GSNAP_MAX_TABLES 64
+
+struct gsnap_meta {
+    uint64_t magic;
+    uint32_t format;
+    uint32_t keep;
+    uint64_t version;      /* latest committed version */
+    uint64_t next_run;     /* next run id */
+    uint64_t edge_records; /* events committed */
+    uint64_t deletes;
+    int64_t min_t, max_t;
+    uint64_t node_bound;   /* max node id + 1 */
+};
+
+#define GSNAP_RUN_HAS_DELETES 1u
+struct gsnap_run_info {
+    uint32_t level;
+    uint32_t flags;
+    uint64_t nrec;
+    uint64_t nchunks;
+    uint64_t min_ver, max_ver;
+};
+
+struct gsnap_chunk_hdr {
+    uint32_t magic;
+    uint32_t nrec;
+    uint64_t xxh3; /* of the nrec records */
+};
+
+/* A record as held in memory. */
+typedef struct {
+    uint64_t node, nbr;
+    int64_t t;
+    uint64_t vop; /* version << 1 | is_delete */
+} gsnap_rec;
+
+typedef struct {
+    uint64_t id;
+    struct gsnap_run_info info;
+} gsnap_run;
+
+struct gsnap_named_table {
+    char name[96];
+    MDB_dbi dbi;
+};
+
+struct gsnap_db {
+    uint32_t magic;
+    char *path;
+    MDB_env *env;
+    MDB_dbi meta_dbi, runs_dbi, data_dbi, changes_dbi;
+    unsigned keep;
+    int read_only;
+    gsnap_sync_mode sync;
+    pthread_rwlock_t resize_lock; /* txns hold it shared; map growth exclusive */
+    pthread_mutex_t write_lock;   /* one write txn at a time in this process */
+    pthread_mutex_t lock;         /* guards tables[], pool[], batch_open */
+    int batch_open;
+    struct gsnap_named_table tables[GSNAP_MAX_TABLES];
+    int ntables;
+    MDB_txn *pool[8]; /* reset read txns ready to renew */
+    int npool;
+};
+#define GSNAP_DB_MAGIC 0x67736462u
+
+struct gsnap_read {
+    gsnap_db *db;
+    MDB_txn *txn;
+    MDB_cursor *cur; /* on gs.data */
+    struct gsnap_meta meta;
+    gsnap_run *runs; /* live runs in this view, ascending id */
+    size_t nruns;
+    /* scratch for queries */
+    gsnap_rec *scratch;
+    size_t scratch_cap;
+};
+
+/* db.c */
+int gsnap_store__read_meta(gsnap_db *db, MDB_txn *txn, struct gsnap_meta *m);
+int gsnap_store__put_meta(gsnap_db *db, MDB_txn *txn, const struct gsnap_meta *m);
+int gsnap_store__load_runs(gsnap_db *db, MDB_txn *txn, gsnap_run **runs, size_t *n);
+
+/* runs.c: writing and reading sorted runs */
+typedef struct {
+    gsnap_db *db;
+    MDB_cursor *cur;
+    uint64_t run_id;
+    uint8_t dir;
+    uint32_t chunk_no;
+    unsigned char *buf; /* chunk being filled: header + records */
+    uint32_t nrec;
+    uint64_t total;
+    int has_del;
+} gsnap_run_writer;
+
+int gsnap_run__writer_init(gsnap_run_writer *w, gsnap_db *db, MDB_txn *txn, uint64_t run_id);
+/* Records must arrive in (dir, node, nbr, t, version) order. */
+int gsnap_run__writer_add(gsnap_run_writer *w, uint8_t dir, const gsnap_rec *r);
+int gsnap_run__writer_finish(gsnap_run_writer *w); /* flushes; closes cursor */
+void gsnap_run__writer_free(gsnap_run_writer *w);
+
+/* Sequential reader over one run's records of one direction, from a node on. */
+typedef struct {
+    MDB_cursor *cur;
+    uint64_t run_id;
+    uint8_t dir;
+    const unsigned char *recs; /* records of the current chunk */
+    uint32_t nrec, pos;
+    int done;
+    int verify; /* check chunk checksums while reading */
+    int copy;   /* copy chunks out of the map (needed inside a write txn that
+                   appends to the same table: dirty pages can move) */
+    unsigned char *own; /* the copy */
+} gsnap_run_reader;
+
+int gsnap_run__reader_open(gsnap_run_reader *rr, gsnap_db *db, MDB_txn *txn,
+                           uint64_t run_id, uint8_t dir, uint64_t from_node, int verify,
+                           int copy);
+/* Current record (only when !done). */
+static inline void gsnap_run__reader_peek(const gsnap_run_reader *rr, gsnap_rec *r) {
+    __builtin_memcpy(r, rr->recs + (size_t)rr->pos * GSNAP_REC_BYTES, GSNAP_REC_BYTES);
+}
+int gsnap_run__reader_next(gsnap_db *db, gsnap_run_reader *rr);
+void gsnap_run__reader_close(gsnap_run_reader *rr); /* keeps the copy buffer */
+void gsnap_run__reader_free(gsnap_run_reader *rr);
+
+/* Seek with an existing cursor; see runs.c. */
+int gsnap_run__seek(gsnap_db *db, MDB_cursor *cur, uint64_t run_id, uint8_t dir,
+                    uint64_t node, gsnap_run_reader *rr, int verify);
+
+/* Merge runs `ids` (their catalog entries in `infos`) into a new run at
+ * `level`, delete the inputs; in write txn. */
+int gsnap_run__merge(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n,
+                     uint32_t level, struct gsnap_meta *meta);
+
+/* Compact: merge levels that hold >= GSNAP_MERGE_FANOUT runs (all = 1: all runs
+ * into one). One write txn. */
+int gsnap_store__compact(gsnap_db *db, int all);
+
+/* Encode/decode big-endian keys. */
+static inline void gsnap__be64(unsigned char *p, uint64_t v) {
+    for (int i = 7; i >= 0; i--) { p[i] = (unsigned char)v; v >>= 8; }
+}
+static inline uint64_t gsnap__get_be64(const unsigned char *p) {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v = v << 8 | p[i];
+    return v;
+}
+static inline void gsnap__be32(unsigned char *p, uint32_t v) {
+    for (int i = 3; i >= 0; i--) { p[i] = (unsigned char)v; v >>= 8; }
+}
+
+/* Records of one node gathered for a point-in-time answer (query.c). */
+int gsnap_store__node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir,
+                             int64_t at_t, uint64_t as_of, gsnap_rec **out, size_t *n,
+                             int *sorted, int *has_del);
+
+#endif

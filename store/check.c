@@ -1,0 +1,177 @@
+/*
+ * store/check.c -- gsnap_db_check: walk every table of the store and report
+ * every inconsistency, never stopping at the first one.
+ */
+#include "store/store_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+struct checker {
+    gsnap_problem_fn report;
+    void *ctx;
+    uint64_t problems;
+};
+
+static void problem(struct checker *c, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void problem(struct checker *c, const char *fmt, ...) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    c->problems++;
+    if (c->report) c->report(c->ctx, msg);
+}
+
+static const gsnap_run *find_run(const gsnap_run *runs, size_t n, uint64_t id) {
+    for (size_t i = 0; i < n; i++)
+        if (runs[i].id == id) return &runs[i];
+    return NULL;
+}
+
+static int rec_before(const gsnap_rec *a, const gsnap_rec *b) {
+    if (a->node != b->node) return a->node < b->node;
+    if (a->nbr != b->nbr) return a->nbr < b->nbr;
+    if (a->t != b->t) return a->t < b->t;
+    return (a->vop >> 1) <= (b->vop >> 1);
+}
+
+/* Walk gs.data in key order: chunks grouped by (run, dir). */
+static int check_data(gsnap_db *db, MDB_txn *txn, const gsnap_run *runs, size_t nruns,
+                      const struct gsnap_meta *m, struct checker *c) {
+    MDB_cursor *cur = NULL;
+    MDB_val k, v;
+    uint64_t *seen = calloc(nruns ? nruns : 1, sizeof *seen);
+    int rc = mdb_cursor_open(txn, db->data_dbi, &cur);
+    if (rc || !seen) {
+        free(seen);
+        return rc ? gsnap_store__mdb_err(db, rc, "opening data cursor") : GSNAP_ENOMEM;
+    }
+    uint64_t prev_run = 0, chunk_idx = 0;
+    int prev_dir = -1, have_prev = 0;
+    gsnap_rec last = {0, 0, 0, 0};
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != GSNAP_DATA_KEY) {
+            problem(c, "gs.data: key of %zu bytes (expected %d)", k.mv_size, GSNAP_DATA_KEY);
+            continue;
+        }
+        const unsigned char *kp = k.mv_data;
+        uint64_t run_id = gsnap__get_be64(kp), first = gsnap__get_be64(kp + 9);
+        int dir = kp[8];
+        if (run_id != prev_run || dir != prev_dir) {
+            have_prev = 0;
+            chunk_idx = 0;
+        }
+        prev_run = run_id;
+        prev_dir = dir;
+        chunk_idx++;
+        const gsnap_run *run = find_run(runs, nruns, run_id);
+        if (!run) {
+            problem(c, "gs.data: chunk of run %llu which is not in the run catalog",
+                    (unsigned long long)run_id);
+            continue;
+        }
+        if (dir > 1) problem(c, "run %llu: chunk with direction byte %d", (unsigned long long)run_id, dir);
+        struct gsnap_chunk_hdr h;
+        if (v.mv_size < sizeof h) {
+            problem(c, "run %llu dir %d chunk %llu: %zu bytes, shorter than its header",
+                    (unsigned long long)run_id, dir, (unsigned long long)chunk_idx, v.mv_size);
+            continue;
+        }
+        memcpy(&h, v.mv_data, sizeof h);
+        if (h.magic != GSNAP_CHUNK_MAGIC || h.nrec == 0 || h.nrec > GSNAP_CHUNK_RECS ||
+            v.mv_size != sizeof h + (size_t)h.nrec * GSNAP_REC_BYTES) {
+            problem(c, "run %llu dir %d chunk %llu: malformed header (magic %08x, %u records, %zu bytes)",
+                    (unsigned long long)run_id, dir, (unsigned long long)chunk_idx, h.magic, h.nrec, v.mv_size);
+            continue;
+        }
+        const unsigned char *recs = (const unsigned char *)v.mv_data + sizeof h;
+        if (XXH3_64bits(recs, (size_t)h.nrec * GSNAP_REC_BYTES) != h.xxh3) {
+            problem(c, "run %llu dir %d chunk %llu (first node %llu): checksum mismatch",
+                    (unsigned long long)run_id, dir, (unsigned long long)chunk_idx, (unsigned long long)first);
+            have_prev = 0;
+            continue;
+        }
+        seen[run - runs] += h.nrec;
+        for (uint32_t i = 0; i < h.nrec; i++) {
+            gsnap_rec r;
+            memcpy(&r, recs + (size_t)i * GSNAP_REC_BYTES, sizeof r);
+            if (i == 0 && r.node != first)
+                problem(c, "run %llu dir %d chunk %llu: key says first node %llu, records start at %llu",
+                        (unsigned long long)run_id, dir, (unsigned long long)chunk_idx,
+                        (unsigned long long)first, (unsigned long long)r.node);
+            uint64_t ver = r.vop >> 1;
+            if (ver < run->info.min_ver || ver > run->info.max_ver || ver > m->version)
+                problem(c, "run %llu dir %d node %llu: record of version %llu outside the run's %llu..%llu",
+                        (unsigned long long)run_id, dir, (unsigned long long)r.node, (unsigned long long)ver,
+                        (unsigned long long)run->info.min_ver, (unsigned long long)run->info.max_ver);
+            if (have_prev && !rec_before(&last, &r))
+                problem(c, "run %llu dir %d node %llu: records out of order", (unsigned long long)run_id, dir,
+                        (unsigned long long)r.node);
+            last = r;
+            have_prev = 1;
+        }
+    }
+    mdb_cursor_close(cur);
+    if (rc != MDB_NOTFOUND) {
+        free(seen);
+        return gsnap_store__mdb_err(db, rc, "walking gs.data");
+    }
+    for (size_t i = 0; i < nruns; i++)
+        if (seen[i] != runs[i].info.nrec)
+            problem(c, "run %llu: catalog says %llu records, chunks hold %llu", (unsigned long long)runs[i].id,
+                    (unsigned long long)runs[i].info.nrec, (unsigned long long)seen[i]);
+    free(seen);
+    return 0;
+}
+
+int gsnap_db_check(gsnap_db *db, gsnap_problem_fn report, void *ctx, uint64_t *problems) {
+    if (!db || db->magic != GSNAP_DB_MAGIC) return GSNAP_EINVAL;
+    struct checker c = {report, ctx, 0};
+    gsnap_read *rd = NULL;
+    int rc = gsnap_read_begin(db, &rd);
+    if (rc == GSNAP_ECORRUPT) {
+        problem(&c, "%s", gsnap_db_errmsg(db));
+        if (problems) *problems = c.problems;
+        return 0;
+    }
+    if (rc) return rc;
+    const struct gsnap_meta *m = &rd->meta;
+    if (m->format != GSNAP_STORE_FORMAT) problem(&c, "gs.meta: format %u", m->format);
+    uint64_t maxv = 0, covered = 0;
+    for (size_t i = 0; i < rd->nruns; i++) {
+        const struct gsnap_run_info *ri = &rd->runs[i].info;
+        if (ri->min_ver > ri->max_ver || ri->min_ver == 0)
+            problem(&c, "run %llu: bad version range %llu..%llu", (unsigned long long)rd->runs[i].id,
+                    (unsigned long long)ri->min_ver, (unsigned long long)ri->max_ver);
+        if (ri->max_ver > maxv) maxv = ri->max_ver;
+        covered += ri->max_ver - ri->min_ver + 1;
+        if (rd->runs[i].id >= m->next_run)
+            problem(&c, "run %llu: id not below next_run %llu", (unsigned long long)rd->runs[i].id,
+                    (unsigned long long)m->next_run);
+        for (size_t j = 0; j < i; j++) {
+            const struct gsnap_run_info *rj = &rd->runs[j].info;
+            if (!(ri->max_ver < rj->min_ver || rj->max_ver < ri->min_ver))
+                problem(&c, "runs %llu and %llu: overlapping versions", (unsigned long long)rd->runs[j].id,
+                        (unsigned long long)rd->runs[i].id);
+        }
+    }
+    if (maxv != m->version)
+        problem(&c, "gs.meta: latest version %llu, runs end at %llu", (unsigned long long)m->version,
+                (unsigned long long)maxv);
+    if (covered != m->version)
+        problem(&c, "runs cover %llu versions, expected %llu (versions are dense)", (unsigned long long)covered,
+                (unsigned long long)m->version);
+    rc = check_data(db, rd->txn, rd->runs, rd->nruns, m, &c);
+    gsnap_read_end(rd);
+    if (problems) *problems = c.problems;
+    return rc;
+}

@@ -1,0 +1,78 @@
+/*
+ * gsnap_db_check: a clean store has no problems; a flipped byte in a chunk
+ * is reported as a checksum mismatch naming the run; a truncated chunk as
+ * malformed; a scan over the damaged run fails with GSNAP_ECHECKSUM.
+ */
+#include "test.h"
+#include "store/store.h"
+#include <lmdb.h>
+
+static char last[4096];
+/* Collects every problem line into `last`. */
+static void rep(void *ctx, const char *p) {
+    (void)ctx;
+    size_t l = strlen(last);
+    snprintf(last + l, sizeof last - l, "%s\n", p);
+    fprintf(stderr, "problem: %s\n", p);
+}
+static int count_cb(void *ctx, uint64_t node, const gsnap_nbr *nb, size_t n) { (void)node; (void)nb; *(size_t *)ctx += n; return 0; }
+
+/* Apply `how` to the first gs.data value: 0 flip a record byte, 1 truncate. */
+static void damage(const char *dir, int how) {
+    MDB_env *env; MDB_txn *txn; MDB_dbi dbi; MDB_cursor *cur; MDB_val k, v;
+    mdb_env_create(&env);
+    mdb_env_set_maxdbs(env, 16);
+    mdb_env_set_mapsize(env, 1 << 30);
+    OK(mdb_env_open(env, dir, 0, 0664));
+    OK(mdb_txn_begin(env, NULL, 0, &txn));
+    OK(mdb_dbi_open(txn, "gs.data", 0, &dbi));
+    OK(mdb_cursor_open(txn, dbi, &cur));
+    OK(mdb_cursor_get(cur, &k, &v, MDB_FIRST));
+    unsigned char *copy = malloc(v.mv_size);
+    memcpy(copy, v.mv_data, v.mv_size);
+    MDB_val nv = {v.mv_size, copy};
+    if (how == 0) copy[16 + 9] ^= 0x40; /* a byte of the first record's nbr */
+    else nv.mv_size -= 7;
+    OK(mdb_cursor_put(cur, &k, &nv, MDB_CURRENT));
+    mdb_cursor_close(cur);
+    OK(mdb_txn_commit(txn));
+    mdb_env_close(env);
+    free(copy);
+}
+
+int main(void) {
+    for (int how = 0; how < 2; how++) {
+        char *dir = test_tmpdir("check");
+        gsnap_db *db = NULL;
+        gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
+        o.sync = GSNAP_SYNC_NONE;
+        OK(gsnap_db_open(dir, &o, &db));
+        uint64_t rng = 5;
+        for (int b = 0; b < 6; b++) {
+            gsnap_batch *bt;
+            OK(gsnap_batch_begin(db, &bt));
+            for (int i = 0; i < 3000; i++) OK(gsnap_batch_add(bt, test_rand(&rng) % 500, test_rand(&rng) % 500, i));
+            if (b == 3) OK(gsnap_batch_delete(bt, 1, 2, 5));
+            OK(gsnap_batch_commit(bt, NULL));
+        }
+        uint64_t problems = 99;
+        OK(gsnap_db_check(db, rep, NULL, &problems));
+        CHECK(problems == 0);
+        gsnap_db_close(db);
+        damage(dir, how);
+        OK(gsnap_db_open(dir, &o, &db));
+        last[0] = 0;
+        OK(gsnap_db_check(db, rep, NULL, &problems));
+        CHECK(problems >= 1);
+        CHECK_MSG(strstr(last, how == 0 ? "checksum mismatch" : "malformed") != NULL, "problems: %s", last);
+        CHECK(strstr(last, "run ") != NULL);
+        size_t total = 0;
+        int rc = gsnap_store__scan(db, NULL, GSNAP_DIR_IN, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, count_cb, &total);
+        CHECK(rc == (how == 0 ? GSNAP_ECHECKSUM : GSNAP_ECORRUPT));
+        CHECK(strlen(gsnap_db_errmsg(db)) > 0);
+        gsnap_db_close(db);
+        test_rmdir(dir);
+        free(dir);
+    }
+    TEST_DONE();
+}

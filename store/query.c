@@ -236,7 +236,7 @@ int gsnap_store__scan(gsnap_db *db, gsnap_read *rd, gsnap_dir dir, int64_t at_t,
     size_t out_cap = 0;
     if (!rr) { rc = GSNAP_ENOMEM; goto done; }
     for (size_t i = 0; i < nr && rc == 0; i++)
-        rc = gsnap_run__reader_open(&rr[i], db, view->txn, view->runs[i].id, (uint8_t)dir, 0, 0, 0);
+        rc = gsnap_run__reader_open(&rr[i], db, view->txn, view->runs[i].id, (uint8_t)dir, 0, 1, 0);
     uint64_t cur_node = 0;
     int has_del = 0, have = 0;
     while (rc == 0) {

@@ -317,6 +317,7 @@ static int init_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
     if ((rc = open_dbi(db, txn, "gs.runs", MDB_CREATE, &db->runs_dbi))) return rc;
     if ((rc = open_dbi(db, txn, "gs.data", MDB_CREATE, &db->data_dbi))) return rc;
     if ((rc = open_dbi(db, txn, "gs.changes", MDB_CREATE, &db->changes_dbi))) return rc;
+    if ((rc = open_dbi(db, txn, "gs.bloom", MDB_CREATE, &db->bloom_dbi))) return rc;
     struct gsnap_meta m;
     rc = gsnap_store__read_meta(db, txn, &m);
     if (rc == GSNAP_NOTFOUND) {
@@ -338,7 +339,8 @@ static int open_tables_ro(gsnap_db *db) {
     if ((rc = open_dbi(db, txn, "gs.meta", 0, &db->meta_dbi)) ||
         (rc = open_dbi(db, txn, "gs.runs", 0, &db->runs_dbi)) ||
         (rc = open_dbi(db, txn, "gs.data", 0, &db->data_dbi)) ||
-        (rc = open_dbi(db, txn, "gs.changes", 0, &db->changes_dbi))) {
+        (rc = open_dbi(db, txn, "gs.changes", 0, &db->changes_dbi)) ||
+        (rc = open_dbi(db, txn, "gs.bloom", 0, &db->bloom_dbi))) {
         mdb_txn_abort(txn);
     } else {
         rc = gsnap_store__mdb_err(db, mdb_txn_commit(txn), "opening tables");
@@ -490,6 +492,10 @@ int gsnap_read_begin(gsnap_db *db, gsnap_read **out) {
         return rc;
     }
     qsort(rd->runs, rd->nruns, sizeof *rd->runs, runs_cmp_id);
+    if (!(rd->blooms = calloc(rd->nruns * 2 + 1, sizeof *rd->blooms))) {
+        gsnap_read_end(rd);
+        return GSNAP_ENOMEM;
+    }
     *out = rd;
     return 0;
 }
@@ -515,6 +521,7 @@ void gsnap_read_end(gsnap_read *rd) {
         tls_views--;
     }
     free(rd->runs);
+    free(rd->blooms);
     free(rd->scratch);
     free(rd);
 }
@@ -564,9 +571,9 @@ int gsnap_db_stats(gsnap_db *db, gsnap_db_stat *st) {
     mdb_env_info(db->env, &info);
     mdb_env_stat(db->env, &ms);
     st->map_size = info.me_mapsize;
-    MDB_dbi dbis[4] = {db->meta_dbi, db->runs_dbi, db->data_dbi, db->changes_dbi};
+    MDB_dbi dbis[5] = {db->meta_dbi, db->runs_dbi, db->data_dbi, db->changes_dbi, db->bloom_dbi};
     uint64_t pages = ms.ms_branch_pages + ms.ms_leaf_pages + ms.ms_overflow_pages;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         MDB_stat s;
         if (mdb_stat(rd->txn, dbis[i], &s) == 0)
             pages += s.ms_branch_pages + s.ms_leaf_pages + s.ms_overflow_pages;

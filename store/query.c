@@ -75,6 +75,9 @@ int gsnap_store__node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_
     for (size_t i = 0; i < rd->nruns; i++) {
         const gsnap_run *run = &rd->runs[i];
         if (run->info.min_ver > as_of) continue;
+        gsnap_bloom_ref *bl = &rd->blooms[i * 2 + (unsigned)dir];
+        if (!bl->loaded && (rc = gsnap_bloom__load(db, rd->txn, run->id, (uint8_t)dir, bl))) return rc;
+        if (!gsnap_bloom__may_contain(bl, node)) continue;
         gsnap_run_reader rr = {0};
         if ((rc = gsnap_run__seek(db, rd->cur, run->id, (uint8_t)dir, node, &rr, 0))) return rc;
         size_t before = cnt;

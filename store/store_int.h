@@ -12,6 +12,9 @@
  *              (u32 BE)  ->  chunk: struct gsnap_chunk_hdr + nrec records.
  *   gs.changes version (u64 BE) | dir (u8) -> sorted unique node ids (u64 LE):
  *              the nodes whose adjacency in `dir` that version touched.
+ *   gs.bloom   run id (u64 BE) | dir (u8) -> blocked Bloom filter of the nodes
+ *              that run holds records for in `dir` (queries skip the run's
+ *              B-tree seek when the node is absent).
  *
  * A record (32 bytes, little endian, read with memcpy: LMDB values are not
  * aligned): node, nbr, t, vop = version << 1 | is_delete. `node` is the
@@ -94,7 +97,7 @@ struct gsnap_db {
     uint32_t magic;
     char *path;
     MDB_env *env;
-    MDB_dbi meta_dbi, runs_dbi, data_dbi, changes_dbi;
+    MDB_dbi meta_dbi, runs_dbi, data_dbi, changes_dbi, bloom_dbi;
     unsigned keep;
     int read_only;
     gsnap_sync_mode sync;
@@ -109,6 +112,24 @@ struct gsnap_db {
 };
 #define GSNAP_DB_MAGIC 0x67736462u
 
+/* Blocked Bloom filter: 64-byte blocks, 4 bits per key in one block. */
+#define GSNAP_BLOOM_MAGIC 0x31424d47u /* "GMB1" */
+#define GSNAP_BLOOM_BITS_PER_KEY 16
+struct gsnap_bloom_hdr {
+    uint32_t magic;
+    uint32_t nblocks;
+    uint64_t xxh3; /* of the blocks */
+};
+typedef struct {
+    const unsigned char *blocks; /* into the LMDB map; NULL: no filter (answer "maybe") */
+    uint32_t nblocks;
+    int loaded;
+} gsnap_bloom_ref;
+int gsnap_bloom__may_contain(const gsnap_bloom_ref *b, uint64_t node);
+int gsnap_bloom__load(gsnap_db *db, MDB_txn *txn, uint64_t run_id, uint8_t dir, gsnap_bloom_ref *b);
+int gsnap_bloom__write(gsnap_db *db, MDB_txn *txn, uint64_t run_id, uint8_t dir, const uint64_t *nodes,
+                       size_t n);
+
 struct gsnap_read {
     gsnap_db *db;
     MDB_txn *txn;
@@ -116,6 +137,7 @@ struct gsnap_read {
     struct gsnap_meta meta;
     gsnap_run *runs; /* live runs in this view, ascending id */
     size_t nruns;
+    gsnap_bloom_ref *blooms; /* [run index * 2 + dir], loaded lazily */
     /* scratch for queries */
     gsnap_rec *scratch;
     size_t scratch_cap;
@@ -129,6 +151,7 @@ int gsnap_store__load_runs(gsnap_db *db, MDB_txn *txn, gsnap_run **runs, size_t 
 /* runs.c: writing and reading sorted runs */
 typedef struct {
     gsnap_db *db;
+    MDB_txn *txn;
     MDB_cursor *cur;
     uint64_t run_id;
     uint8_t dir;
@@ -137,6 +160,8 @@ typedef struct {
     uint32_t nrec;
     uint64_t total;
     int has_del;
+    uint64_t *nodes; /* distinct nodes of the current direction (Bloom filter) */
+    size_t nnodes, nodes_cap;
 } gsnap_run_writer;
 
 int gsnap_run__writer_init(gsnap_run_writer *w, gsnap_db *db, MDB_txn *txn, uint64_t run_id);

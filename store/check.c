@@ -58,6 +58,8 @@ static int check_data(gsnap_db *db, MDB_txn *txn, const gsnap_run *runs, size_t 
     uint64_t prev_run = 0, chunk_idx = 0;
     int prev_dir = -1, have_prev = 0;
     gsnap_rec last = {0, 0, 0, 0};
+    gsnap_bloom_ref bloom = {NULL, 0, 0};
+    uint64_t bloom_misses = 0;
     for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         if (k.mv_size != GSNAP_DATA_KEY) {
             problem(c, "gs.data: key of %zu bytes (expected %d)", k.mv_size, GSNAP_DATA_KEY);
@@ -69,6 +71,22 @@ static int check_data(gsnap_db *db, MDB_txn *txn, const gsnap_run *runs, size_t 
         if (run_id != prev_run || dir != prev_dir) {
             have_prev = 0;
             chunk_idx = 0;
+            if (bloom_misses)
+                problem(c, "run %llu dir %d: Bloom filter misses %llu stored nodes", (unsigned long long)prev_run,
+                        prev_dir, (unsigned long long)bloom_misses);
+            bloom_misses = 0;
+            if (gsnap_bloom__load(db, txn, run_id, (uint8_t)(dir & 1), &bloom)) {
+                problem(c, "run %llu dir %d: %s", (unsigned long long)run_id, dir, gsnap_db_errmsg(db));
+                bloom.blocks = NULL;
+            } else if (!bloom.blocks) {
+                problem(c, "run %llu dir %d: no Bloom filter", (unsigned long long)run_id, dir);
+            } else {
+                const struct gsnap_bloom_hdr *bh = (const void *)(bloom.blocks - sizeof *bh);
+                struct gsnap_bloom_hdr hh;
+                memcpy(&hh, bh, sizeof hh);
+                if (XXH3_64bits(bloom.blocks, (size_t)bloom.nblocks * 64) != hh.xxh3)
+                    problem(c, "run %llu dir %d: Bloom filter checksum mismatch", (unsigned long long)run_id, dir);
+            }
         }
         prev_run = run_id;
         prev_dir = dir;
@@ -113,6 +131,7 @@ static int check_data(gsnap_db *db, MDB_txn *txn, const gsnap_run *runs, size_t 
                 problem(c, "run %llu dir %d node %llu: record of version %llu outside the run's %llu..%llu",
                         (unsigned long long)run_id, dir, (unsigned long long)r.node, (unsigned long long)ver,
                         (unsigned long long)run->info.min_ver, (unsigned long long)run->info.max_ver);
+            if (!gsnap_bloom__may_contain(&bloom, r.node)) bloom_misses++;
             if (have_prev && !rec_before(&last, &r))
                 problem(c, "run %llu dir %d node %llu: records out of order", (unsigned long long)run_id, dir,
                         (unsigned long long)r.node);
@@ -120,6 +139,9 @@ static int check_data(gsnap_db *db, MDB_txn *txn, const gsnap_run *runs, size_t 
             have_prev = 1;
         }
     }
+    if (bloom_misses)
+        problem(c, "run %llu dir %d: Bloom filter misses %llu stored nodes", (unsigned long long)prev_run, prev_dir,
+                (unsigned long long)bloom_misses);
     mdb_cursor_close(cur);
     if (rc != MDB_NOTFOUND) {
         free(seen);

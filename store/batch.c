@@ -176,7 +176,14 @@ static int commit_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
     int has_del = w.has_del;
     gsnap_run__writer_free(&w);
     if (rc) return rc;
-    struct gsnap_run_info info = {0, has_del ? GSNAP_RUN_HAS_DELETES : 0, total, w.chunk_no, version, version};
+    struct gsnap_run_info info;
+    memset(&info, 0, sizeof info);
+    info.flags = has_del ? GSNAP_RUN_HAS_DELETES : 0;
+    info.nrec = total;
+    info.nchunks = w.chunk_no;
+    info.min_ver = info.max_ver = version;
+    info.nrec_dir[0] = w.nrec_dir[0];
+    info.nrec_dir[1] = w.nrec_dir[1];
     unsigned char key[8];
     gsnap__be64(key, run_id);
     MDB_val k = {8, key}, v = {sizeof info, &info};

@@ -44,6 +44,9 @@ static int rec_before(const gsnap_rec *a, const gsnap_rec *b) {
     return (a->vop >> 1) <= (b->vop >> 1);
 }
 
+static void check_dense(gsnap_db *db, MDB_txn *txn, const gsnap_run *run, struct checker *c,
+                        uint64_t *seen);
+
 /* Walk gs.data in key order: chunks grouped by (run, dir). */
 static int check_data(gsnap_db *db, MDB_txn *txn, const gsnap_run *runs, size_t nruns,
                       const struct gsnap_meta *m, struct checker *c) {
@@ -147,12 +150,71 @@ static int check_data(gsnap_db *db, MDB_txn *txn, const gsnap_run *runs, size_t 
         free(seen);
         return gsnap_store__mdb_err(db, rc, "walking gs.data");
     }
+    for (size_t i = 0; i < nruns; i++) {
+        if (runs[i].info.flags & GSNAP_RUN_DENSE) check_dense(db, txn, &runs[i], c, &seen[i]);
+        if (runs[i].info.nchunks && (runs[i].info.flags & GSNAP_RUN_DENSE))
+            problem(c, "run %llu: dense and chunked at once", (unsigned long long)runs[i].id);
+    }
     for (size_t i = 0; i < nruns; i++)
         if (seen[i] != runs[i].info.nrec)
             problem(c, "run %llu: catalog says %llu records, chunks hold %llu", (unsigned long long)runs[i].id,
                     (unsigned long long)runs[i].info.nrec, (unsigned long long)seen[i]);
     free(seen);
     return 0;
+}
+
+/* A dense (base) run: payload checksums, record order, index monotone and
+ * consistent with the records' nodes, versions inside the run's range. */
+static void check_dense(gsnap_db *db, MDB_txn *txn, const gsnap_run *run, struct checker *c,
+                        uint64_t *seen) {
+    for (uint8_t dir = 0; dir < 2; dir++) {
+        gsnap_dense_ref d;
+        int rc = gsnap_dense__load(db, txn, run->id, dir, &d, 1);
+        if (rc) {
+            problem(c, "%s", gsnap_db_errmsg(db));
+            continue;
+        }
+        if (!d.recs) {
+            if (run->info.nrec_dir[dir])
+                problem(c, "base run %llu dir %u: records missing", (unsigned long long)run->id, dir);
+            continue;
+        }
+        *seen += d.nrec;
+        if (d.nrec != run->info.nrec_dir[dir])
+            problem(c, "base run %llu dir %u: %llu records, catalog says %llu", (unsigned long long)run->id, dir,
+                    (unsigned long long)d.nrec, (unsigned long long)run->info.nrec_dir[dir]);
+        if (d.nidx != run->info.dense_nodes + 1)
+            problem(c, "base run %llu dir %u: index of %llu entries, catalog says %llu", (unsigned long long)run->id,
+                    dir, (unsigned long long)d.nidx, (unsigned long long)run->info.dense_nodes + 1);
+        uint64_t prev_off = 0, bad_index = 0, bad_order = 0, bad_ver = 0;
+        for (uint64_t n = 0; n < d.nidx; n++) {
+            uint64_t off;
+            memcpy(&off, d.idx + n * 8, 8);
+            if (off < prev_off || off > d.nrec) bad_index++;
+            prev_off = off;
+        }
+        gsnap_rec last = {0, 0, 0, 0};
+        for (uint64_t i = 0; i < d.nrec; i++) {
+            gsnap_rec r;
+            memcpy(&r, d.recs + i * GSNAP_REC_BYTES, sizeof r);
+            uint64_t b, e;
+            gsnap_dense__range(&d, r.node, &b, &e);
+            if (i < b || i >= e) bad_index++;
+            if (i && !rec_before(&last, &r)) bad_order++;
+            uint64_t ver = r.vop >> 1;
+            if (ver < run->info.min_ver || ver > run->info.max_ver) bad_ver++;
+            last = r;
+        }
+        if (bad_index)
+            problem(c, "base run %llu dir %u: index inconsistent with records in %llu places",
+                    (unsigned long long)run->id, dir, (unsigned long long)bad_index);
+        if (bad_order)
+            problem(c, "base run %llu dir %u: %llu records out of order", (unsigned long long)run->id, dir,
+                    (unsigned long long)bad_order);
+        if (bad_ver)
+            problem(c, "base run %llu dir %u: %llu records outside the run's versions", (unsigned long long)run->id,
+                    dir, (unsigned long long)bad_ver);
+    }
 }
 
 int gsnap_db_check(gsnap_db *db, gsnap_problem_fn report, void *ctx, uint64_t *problems) {

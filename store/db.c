@@ -318,6 +318,7 @@ static int init_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
     if ((rc = open_dbi(db, txn, "gs.data", MDB_CREATE, &db->data_dbi))) return rc;
     if ((rc = open_dbi(db, txn, "gs.changes", MDB_CREATE, &db->changes_dbi))) return rc;
     if ((rc = open_dbi(db, txn, "gs.bloom", MDB_CREATE, &db->bloom_dbi))) return rc;
+    if ((rc = open_dbi(db, txn, "gs.dense", MDB_CREATE, &db->dense_dbi))) return rc;
     struct gsnap_meta m;
     rc = gsnap_store__read_meta(db, txn, &m);
     if (rc == GSNAP_NOTFOUND) {
@@ -340,7 +341,8 @@ static int open_tables_ro(gsnap_db *db) {
         (rc = open_dbi(db, txn, "gs.runs", 0, &db->runs_dbi)) ||
         (rc = open_dbi(db, txn, "gs.data", 0, &db->data_dbi)) ||
         (rc = open_dbi(db, txn, "gs.changes", 0, &db->changes_dbi)) ||
-        (rc = open_dbi(db, txn, "gs.bloom", 0, &db->bloom_dbi))) {
+        (rc = open_dbi(db, txn, "gs.bloom", 0, &db->bloom_dbi)) ||
+        (rc = open_dbi(db, txn, "gs.dense", 0, &db->dense_dbi))) {
         mdb_txn_abort(txn);
     } else {
         rc = gsnap_store__mdb_err(db, mdb_txn_commit(txn), "opening tables");
@@ -492,7 +494,8 @@ int gsnap_read_begin(gsnap_db *db, gsnap_read **out) {
         return rc;
     }
     qsort(rd->runs, rd->nruns, sizeof *rd->runs, runs_cmp_id);
-    if (!(rd->blooms = calloc(rd->nruns * 2 + 1, sizeof *rd->blooms))) {
+    if (!(rd->blooms = calloc(rd->nruns * 2 + 1, sizeof *rd->blooms)) ||
+        !(rd->denses = calloc(rd->nruns * 2 + 1, sizeof *rd->denses))) {
         gsnap_read_end(rd);
         return GSNAP_ENOMEM;
     }
@@ -522,6 +525,7 @@ void gsnap_read_end(gsnap_read *rd) {
     }
     free(rd->runs);
     free(rd->blooms);
+    free(rd->denses);
     free(rd->scratch);
     free(rd);
 }
@@ -571,9 +575,9 @@ int gsnap_db_stats(gsnap_db *db, gsnap_db_stat *st) {
     mdb_env_info(db->env, &info);
     mdb_env_stat(db->env, &ms);
     st->map_size = info.me_mapsize;
-    MDB_dbi dbis[5] = {db->meta_dbi, db->runs_dbi, db->data_dbi, db->changes_dbi, db->bloom_dbi};
+    MDB_dbi dbis[6] = {db->meta_dbi, db->runs_dbi, db->data_dbi, db->changes_dbi, db->bloom_dbi, db->dense_dbi};
     uint64_t pages = ms.ms_branch_pages + ms.ms_leaf_pages + ms.ms_overflow_pages;
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 6; i++) {
         MDB_stat s;
         if (mdb_stat(rd->txn, dbis[i], &s) == 0)
             pages += s.ms_branch_pages + s.ms_leaf_pages + s.ms_overflow_pages;

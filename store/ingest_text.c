@@ -14,9 +14,12 @@
  * comma at either end) make an empty field, which is an error. Bytes that are
  * not text (NUL, other control bytes, DEL) are reported as binary data.
  *
- * Speed: numbers are parsed by a digit loop with an overflow test (no strtoull,
- * no locale), the line is scanned once, and messages are formatted only on the
- * error path.
+ * Speed: a fast path handles the common shapes ("src dst" and "src dst t" with
+ * one tab, one comma or spaces between, numbers short enough that they cannot
+ * overflow) in one pass, converting digits as it scans; any other line goes
+ * to the general tokenizer, which is the reference for what is accepted and
+ * words every error. Neither uses strtoull or the locale; messages are
+ * formatted only on the error path.
  */
 #include "store.h"
 
@@ -210,6 +213,75 @@ static int check_u64_field(char *err, size_t errlen, int col, const char *s, siz
     }
 }
 
+/* Skip one separator of the common shapes (one tab, one comma, or a run of
+ * spaces); NULL when something else follows (the general path decides). */
+static const char *fast_sep(const char *p, const char *end)
+{
+    if (p == end)
+        return NULL;
+    if (*p == '\t' || *p == ',')
+        return p + 1;
+    if (*p != ' ')
+        return NULL;
+    while (p < end && *p == ' ')
+        p++;
+    return p;
+}
+
+/* Fast path for the common line shapes "src SEP dst" and "src SEP dst SEP t"
+ * with at most 19 / 19 / 18 digits (no overflow possible). Returns 1 with the
+ * event filled, or 0 when the line needs the general parser (which accepts or
+ * rejects it with a message): the fast path only ever accepts lines the general
+ * grammar accepts, with the same values. p..end is stripped and non-empty. */
+static int parse_fast(const char *p, const char *end, uint64_t line_no, uint64_t *src,
+                      uint64_t *dst, int64_t *t, int *is_delete)
+{
+    uint64_t v[2], x;
+    const char *q;
+    unsigned dg;
+    int k, neg = 0;
+    int64_t tv;
+
+    for (k = 0; k < 2; k++) {
+        x = 0;
+        for (q = p; q < end && (dg = (unsigned)(*q - '0')) <= 9; q++)
+            x = x * 10 + dg;
+        if (q == p || q - p > 19)
+            return 0;
+        v[k] = x;
+        p = q;
+        if (k == 0 && !(p = fast_sep(p, end)))
+            return 0;
+    }
+    if (p == end) {
+        if (line_no >= (uint64_t)INT64_MAX)
+            return 0;
+        tv = (int64_t)line_no;
+    } else {
+        if (!(p = fast_sep(p, end)))
+            return 0;
+        if (p < end && *p == '-') {
+            neg = 1;
+            p++;
+        }
+        x = 0;
+        for (q = p; q < end && (dg = (unsigned)(*q - '0')) <= 9; q++)
+            x = x * 10 + dg;
+        if (q == p || q - p > 18 || q != end)
+            return 0;
+        tv = neg ? -(int64_t)x : (int64_t)x;
+    }
+    if (src)
+        *src = v[0];
+    if (dst)
+        *dst = v[1];
+    if (t)
+        *t = tv;
+    if (is_delete)
+        *is_delete = 0;
+    return 1;
+}
+
 int gsnap_parse_edge_line(const char *line, size_t len, uint64_t line_no,
                           uint64_t *src, uint64_t *dst, int64_t *t, int *is_delete,
                           char *err, size_t errlen)
@@ -233,6 +305,10 @@ int gsnap_parse_edge_line(const char *line, size_t len, uint64_t line_no,
         p++;
     if (p == end || *p == '#' || *p == '%')
         return GSNAP_NOTFOUND;
+#ifndef GSNAP_PARSE_NO_FAST
+    if (parse_fast(p, end, line_no, src, dst, t, is_delete))
+        return GSNAP_OK;
+#endif
 
     for (;;) {
         const char *f = p;

@@ -75,6 +75,23 @@ int gsnap_store__node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_
     for (size_t i = 0; i < rd->nruns; i++) {
         const gsnap_run *run = &rd->runs[i];
         if (run->info.min_ver > as_of) continue;
+        if (run->info.flags & GSNAP_RUN_DENSE) {
+            gsnap_dense_ref *d = &rd->denses[i * 2 + (unsigned)dir];
+            if (!d->loaded && (rc = gsnap_dense__load(db, rd->txn, run->id, (uint8_t)dir, d, 0))) return rc;
+            uint64_t b, e;
+            gsnap_dense__range(d, node, &b, &e);
+            size_t before = cnt;
+            for (uint64_t j = b; j < e; j++) {
+                gsnap_rec r;
+                memcpy(&r, d->recs + j * GSNAP_REC_BYTES, sizeof r);
+                if (r.t <= at_t && (r.vop >> 1) <= as_of) {
+                    if ((rc = scratch_push(rd, &r, &cnt))) return rc;
+                    if (r.vop & 1) *has_del = 1;
+                }
+            }
+            runs_hit += cnt > before;
+            continue;
+        }
         gsnap_bloom_ref *bl = &rd->blooms[i * 2 + (unsigned)dir];
         if (!bl->loaded && (rc = gsnap_bloom__load(db, rd->txn, run->id, (uint8_t)dir, bl))) return rc;
         if (!gsnap_bloom__may_contain(bl, node)) continue;
@@ -239,7 +256,7 @@ int gsnap_store__scan(gsnap_db *db, gsnap_read *rd, gsnap_dir dir, int64_t at_t,
     size_t out_cap = 0;
     if (!rr) { rc = GSNAP_ENOMEM; goto done; }
     for (size_t i = 0; i < nr && rc == 0; i++)
-        rc = gsnap_run__reader_open(&rr[i], db, view->txn, view->runs[i].id, (uint8_t)dir, 0, 1, 0);
+        rc = gsnap_run__reader_open(&rr[i], db, view->txn, &view->runs[i], (uint8_t)dir, 0, 1, 0);
     uint64_t cur_node = 0;
     int has_del = 0, have = 0;
     while (rc == 0) {

@@ -71,6 +71,7 @@ static int writer_bloom(gsnap_run_writer *w) {
 
 int gsnap_run__writer_add(gsnap_run_writer *w, uint8_t dir, const gsnap_rec *r) {
     int rc;
+    if (w->dense) return gsnap_dense__add(w, dir, r);
     if (w->total > 0 && dir != w->dir && ((rc = writer_flush(w)) || (rc = writer_bloom(w)))) return rc;
     if (w->nrec == GSNAP_CHUNK_RECS && (rc = writer_flush(w))) return rc;
     if (w->nnodes == 0 || w->nodes[w->nnodes - 1] != r->node) {
@@ -88,13 +89,19 @@ int gsnap_run__writer_add(gsnap_run_writer *w, uint8_t dir, const gsnap_rec *r) 
            GSNAP_REC_BYTES);
     w->nrec++;
     w->total++;
+    w->nrec_dir[dir & 1]++;
     if (r->vop & 1) w->has_del = 1;
     return 0;
 }
 
 int gsnap_run__writer_finish(gsnap_run_writer *w) {
-    int rc = writer_flush(w);
-    if (rc == 0 && w->total > 0) rc = writer_bloom(w);
+    int rc;
+    if (w->dense) {
+        rc = gsnap_dense__close_dir(w);
+    } else {
+        rc = writer_flush(w);
+        if (rc == 0 && w->total > 0) rc = writer_bloom(w);
+    }
     if (w->cur) mdb_cursor_close(w->cur);
     w->cur = NULL;
     return rc;
@@ -104,7 +111,9 @@ void gsnap_run__writer_free(gsnap_run_writer *w) {
     if (w->cur) mdb_cursor_close(w->cur);
     free(w->buf);
     free(w->nodes);
+    free(w->didx);
     w->nodes = NULL;
+    w->didx = NULL;
     w->cur = NULL;
     w->buf = NULL;
 }
@@ -230,6 +239,10 @@ int gsnap_run__seek(gsnap_db *db, MDB_cursor *cur, uint64_t run_id, uint8_t dir,
 int gsnap_run__reader_next(gsnap_db *db, gsnap_run_reader *rr) {
     if (rr->done) return 0;
     if (++rr->pos < rr->nrec) return 0;
+    if (rr->dense) {
+        rr->done = 1;
+        return 0;
+    }
     MDB_val k, v;
     int rc = mdb_cursor_get(rr->cur, &k, &v, MDB_NEXT);
     if (rc == MDB_NOTFOUND) { rr->done = 1; return 0; }
@@ -240,14 +253,34 @@ int gsnap_run__reader_next(gsnap_db *db, gsnap_run_reader *rr) {
     return 0;
 }
 
-int gsnap_run__reader_open(gsnap_run_reader *rr, gsnap_db *db, MDB_txn *txn, uint64_t run_id,
+int gsnap_run__reader_open(gsnap_run_reader *rr, gsnap_db *db, MDB_txn *txn, const gsnap_run *run,
                            uint8_t dir, uint64_t from_node, int verify, int copy) {
     MDB_cursor *cur = NULL;
     unsigned char *own = rr->own; /* a reader may be reopened: keep its buffer */
+    uint64_t run_id = run->id;
     memset(rr, 0, sizeof *rr);
     rr->own = own;
     rr->copy = copy;
     rr->done = 1;
+    rr->run_id = run_id;
+    rr->dir = dir;
+    if (run->info.flags & GSNAP_RUN_DENSE) {
+        /* Dense values are overflow pages of an older txn: never moved by
+         * this txn's appends, so no copy is needed even in a write txn. */
+        gsnap_dense_ref d;
+        int rc = gsnap_dense__load(db, txn, run_id, dir, &d, verify);
+        if (rc) return rc;
+        uint64_t b, e;
+        gsnap_dense__range(&d, from_node, &b, &e);
+        if (from_node == 0) b = 0;
+        else if (from_node + 1 >= d.nidx) b = d.nrec;
+        rr->dense = 1;
+        rr->recs = d.recs;
+        rr->nrec = d.nrec;
+        rr->pos = b;
+        rr->done = !d.recs || b >= d.nrec;
+        return 0;
+    }
     int rc = mdb_cursor_open(txn, db->data_dbi, &cur);
     if (rc) return gsnap_store__mdb_err(db, rc, "opening data cursor");
     rc = gsnap_run__seek(db, cur, run_id, dir, from_node, rr, verify);
@@ -283,13 +316,19 @@ static int delete_run(gsnap_db *db, MDB_txn *txn, uint64_t run_id) {
     MDB_val k = {8, key}, v;
     int rc = mdb_cursor_open(txn, db->data_dbi, &c);
     if (rc) return gsnap_store__mdb_err(db, rc, "opening data cursor");
-    for (rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_GET_CURRENT)) {
-        if (k.mv_size < 8 || gsnap__get_be64(k.mv_data) != run_id) break;
-        rc = mdb_cursor_del(c, 0);
+    /* Re-seek after each delete: GET_CURRENT after deleting the last key of
+     * the table is an error in LMDB, and a seek is cheap next to the delete. */
+    for (;;) {
+        k.mv_size = 8;
+        k.mv_data = key;
+        rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
         if (rc) break;
+        if (k.mv_size < 8 || gsnap__get_be64(k.mv_data) != run_id) break;
+        if ((rc = mdb_cursor_del(c, 0))) break;
     }
     mdb_cursor_close(c);
     if (rc && rc != MDB_NOTFOUND) return gsnap_store__mdb_err(db, rc, "deleting a merged run");
+    if ((rc = gsnap_dense__delete(db, txn, run_id))) return rc;
     for (unsigned char dir = 0; dir < 2; dir++) {
         unsigned char bkey[9];
         memcpy(bkey, key, 8);
@@ -312,9 +351,19 @@ int gsnap_run__merge(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n, 
     uint64_t out_id = meta->next_run++;
     if (!rr) return GSNAP_ENOMEM;
     if ((rc = gsnap_run__writer_init(&w, db, txn, out_id))) goto out;
+    uint64_t expect[2] = {0, 0};
+    for (size_t i = 0; i < n; i++) {
+        expect[0] += in[i].info.nrec_dir[0];
+        expect[1] += in[i].info.nrec_dir[1];
+    }
+    /* The base is dense (CSR) when node ids are compact enough for an index. */
+    uint64_t most = expect[0] > expect[1] ? expect[0] : expect[1];
+    if (level == GSNAP_LEVEL_BASE && meta->node_bound <= 2 * most + 1024 &&
+        (rc = gsnap_run__writer_dense(&w, expect, meta->node_bound)))
+        goto out;
     for (uint8_t dir = 0; dir < 2 && rc == 0; dir++) {
         for (size_t i = 0; i < n && rc == 0; i++)
-            rc = gsnap_run__reader_open(&rr[i], db, txn, in[i].id, dir, 0, 1, 1);
+            rc = gsnap_run__reader_open(&rr[i], db, txn, &in[i], dir, 0, 1, 1);
         while (rc == 0) {
             /* Inputs hold disjoint version ranges, so the order is total. */
             size_t best = n;
@@ -332,7 +381,16 @@ int gsnap_run__merge(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n, 
     }
     if (rc) goto out;
     if ((rc = gsnap_run__writer_finish(&w))) goto out;
-    struct gsnap_run_info info = {level, w.has_del ? GSNAP_RUN_HAS_DELETES : 0, w.total, w.chunk_no, UINT64_MAX, 0};
+    struct gsnap_run_info info;
+    memset(&info, 0, sizeof info);
+    info.level = level;
+    info.flags = (w.has_del ? GSNAP_RUN_HAS_DELETES : 0) | (w.dense ? GSNAP_RUN_DENSE : 0);
+    info.nrec = w.total;
+    info.nchunks = w.chunk_no;
+    info.min_ver = UINT64_MAX;
+    info.nrec_dir[0] = w.nrec_dir[0];
+    info.nrec_dir[1] = w.nrec_dir[1];
+    info.dense_nodes = w.dense ? w.dense_nodes : 0;
     for (size_t i = 0; i < n; i++) {
         if (in[i].info.min_ver < info.min_ver) info.min_ver = in[i].info.min_ver;
         if (in[i].info.max_ver > info.max_ver) info.max_ver = in[i].info.max_ver;
@@ -367,17 +425,28 @@ static int compact_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
     size_t np = 0;
     uint32_t level = 0;
     if (!pick) { free(runs); return GSNAP_ENOMEM; }
-    if (c->all) {
-        if (n > 1) {
-            for (size_t i = 0; i < n; i++) {
-                pick[np++] = runs[i];
-                if (runs[i].info.level + 1 > level) level = runs[i].info.level + 1;
-            }
+    /* Base and deltas: the base holds the oldest versions (dense when ids
+     * are compact). Deltas merge into it once they hold 1/GSNAP_BASE_RATIO of
+     * its records (so every record is rewritten O(log) times, geometric);
+     * otherwise deltas merge among themselves in tiers of MERGE_FANOUT. */
+    uint64_t delta_recs = 0, base_recs = 0;
+    size_t nbase = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (runs[i].info.level == GSNAP_LEVEL_BASE) {
+            base_recs += runs[i].info.nrec;
+            nbase++;
+        } else {
+            delta_recs += runs[i].info.nrec;
         }
-    } else {
+    }
+    if (n > 0 && (c->all ? (n > 1 || nbase == 0) : delta_recs * GSNAP_BASE_RATIO >= base_recs && delta_recs > 0)) {
+        for (size_t i = 0; i < n; i++) pick[np++] = runs[i];
+        level = GSNAP_LEVEL_BASE;
+    } else if (!c->all) {
         /* The lowest level holding GSNAP_MERGE_FANOUT or more runs. */
         uint32_t best = UINT32_MAX;
         for (size_t i = 0; i < n; i++) {
+            if (runs[i].info.level == GSNAP_LEVEL_BASE) continue;
             size_t cnt = 0;
             for (size_t j = 0; j < n; j++) cnt += runs[j].info.level == runs[i].info.level;
             if (cnt >= GSNAP_MERGE_FANOUT && runs[i].info.level < best) best = runs[i].info.level;
@@ -388,7 +457,7 @@ static int compact_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
             level = best + 1;
         }
     }
-    if (np > 1) {
+    if (np > 1 || (np == 1 && level == GSNAP_LEVEL_BASE && pick[0].info.level != GSNAP_LEVEL_BASE)) {
         rc = gsnap_run__merge(db, txn, pick, np, level, &m);
         if (rc == 0) rc = gsnap_store__put_meta(db, txn, &m);
         c->merged = 1;

@@ -12,6 +12,9 @@
  *              (u32 BE)  ->  chunk: struct gsnap_chunk_hdr + nrec records.
  *   gs.changes version (u64 BE) | dir (u8) -> sorted unique node ids (u64 LE):
  *              the nodes whose adjacency in `dir` that version touched.
+ *   gs.dense   run id (u64 BE) | dir (u8) | kind (u8: 0 records, 1 index)
+ *              -> the base run in dense layout: all records of `dir` in one
+ *              value, and a node-indexed offset array (CSR) into them.
  *   gs.bloom   run id (u64 BE) | dir (u8) -> blocked Bloom filter of the nodes
  *              that run holds records for in `dir` (queries skip the run's
  *              B-tree seek when the node is absent).
@@ -30,6 +33,11 @@
  *   - Runs hold disjoint version ranges. Merging runs writes a new run (new,
  *     larger id, appended with MDB_APPEND) and deletes the inputs in the same
  *     txn: a reader sees either the inputs or the output, never both.
+ *   - At most one run is the BASE (level GSNAP_LEVEL_BASE): it holds the
+ *     oldest versions and is stored dense (CSR: O(1) node lookup) when node
+ *     ids are compact enough, chunked otherwise. The other runs are deltas,
+ *     merged among themselves in tiers and into the base once they hold
+ *     1/GSNAP_BASE_RATIO of its size.
  *   - History is never discarded: deletes are events, so any (T, V) can be
  *     answered. Space of merged-away runs returns to LMDB's free list once
  *     no reader txn can see it (LMDB MVCC).
@@ -44,6 +52,10 @@
 #define GSNAP_META_MAGIC 0x50414e5347u /* "GSNAP" */
 #define GSNAP_CHUNK_MAGIC 0x31435347u  /* "GSC1" */
 #define GSNAP_MERGE_FANOUT 4           /* runs per level before they merge */
+#define GSNAP_LEVEL_BASE 1000u         /* the level of the base run */
+#define GSNAP_BASE_RATIO 2             /* deltas merge into the base at base/2 */
+#define GSNAP_DENSE_MAGIC 0x31445347u  /* "GSD1" */
+#define GSNAP_INDEX_MAGIC 0x31495347u  /* "GSI1" */
 #define GSNAP_CHUNK_RECS 510           /* 16 + 510*32 = 16336 B: 4 LMDB pages */
 #define GSNAP_REC_BYTES 32
 #define GSNAP_DATA_KEY 21
@@ -62,12 +74,24 @@ struct gsnap_meta {
 };
 
 #define GSNAP_RUN_HAS_DELETES 1u
+#define GSNAP_RUN_DENSE 2u /* stored in gs.dense, not gs.data */
 struct gsnap_run_info {
     uint32_t level;
     uint32_t flags;
-    uint64_t nrec;
-    uint64_t nchunks;
+    uint64_t nrec;        /* records, both directions */
+    uint64_t nchunks;     /* chunks in gs.data (0 when dense) */
     uint64_t min_ver, max_ver;
+    uint64_t nrec_dir[2]; /* records per direction */
+    uint64_t dense_nodes; /* dense: index entries - 1 (node id bound) */
+};
+
+/* Header of a dense value (records or index). */
+struct gsnap_dense_hdr {
+    uint32_t magic;
+    uint32_t reserved;
+    uint64_t count; /* records, or index entries */
+    uint64_t xxh3;  /* of the payload */
+    uint64_t pad;   /* reserved, 0 */
 };
 
 struct gsnap_chunk_hdr {
@@ -97,7 +121,7 @@ struct gsnap_db {
     uint32_t magic;
     char *path;
     MDB_env *env;
-    MDB_dbi meta_dbi, runs_dbi, data_dbi, changes_dbi, bloom_dbi;
+    MDB_dbi meta_dbi, runs_dbi, data_dbi, changes_dbi, bloom_dbi, dense_dbi;
     unsigned keep;
     int read_only;
     gsnap_sync_mode sync;
@@ -120,6 +144,20 @@ struct gsnap_bloom_hdr {
     uint32_t nblocks;
     uint64_t xxh3; /* of the blocks */
 };
+/* A dense run's values as seen by a txn (pointers into the map). */
+typedef struct {
+    const unsigned char *recs; /* records */
+    uint64_t nrec;
+    const unsigned char *idx;  /* u64 LE offsets, nidx entries */
+    uint64_t nidx;
+    int loaded;
+} gsnap_dense_ref;
+int gsnap_dense__load(gsnap_db *db, MDB_txn *txn, uint64_t run_id, uint8_t dir, gsnap_dense_ref *d,
+                      int verify);
+/* [*begin, *end) = the records of `node` in a loaded dense run. */
+void gsnap_dense__range(const gsnap_dense_ref *d, uint64_t node, uint64_t *begin, uint64_t *end);
+int gsnap_dense__delete(gsnap_db *db, MDB_txn *txn, uint64_t run_id);
+
 typedef struct {
     const unsigned char *blocks; /* into the LMDB map; NULL: no filter (answer "maybe") */
     uint32_t nblocks;
@@ -138,6 +176,7 @@ struct gsnap_read {
     gsnap_run *runs; /* live runs in this view, ascending id */
     size_t nruns;
     gsnap_bloom_ref *blooms; /* [run index * 2 + dir], loaded lazily */
+    gsnap_dense_ref *denses; /* [run index * 2 + dir], loaded lazily */
     /* scratch for queries */
     gsnap_rec *scratch;
     size_t scratch_cap;
@@ -162,9 +201,22 @@ typedef struct {
     int has_del;
     uint64_t *nodes; /* distinct nodes of the current direction (Bloom filter) */
     size_t nnodes, nodes_cap;
+    uint64_t nrec_dir[2];
+    /* dense layout (the base run) */
+    int dense;
+    uint64_t dense_nodes;     /* node id bound of the index */
+    uint64_t dense_expect[2]; /* records per direction, known up front */
+    unsigned char *drecs;     /* reserved LMDB value being filled */
+    uint64_t dfill;
+    uint64_t *didx;           /* index being built: dense_nodes + 1 entries */
+    uint64_t dlast;           /* last node seen + 1 (index filled below it) */
+    int dopen;                /* a direction's value is open */
 } gsnap_run_writer;
 
 int gsnap_run__writer_init(gsnap_run_writer *w, gsnap_db *db, MDB_txn *txn, uint64_t run_id);
+/* Switch a fresh writer to the dense layout: `expect` records per direction
+ * will come, node ids < dense_nodes. */
+int gsnap_run__writer_dense(gsnap_run_writer *w, const uint64_t expect[2], uint64_t dense_nodes);
 /* Records must arrive in (dir, node, nbr, t, version) order. */
 int gsnap_run__writer_add(gsnap_run_writer *w, uint8_t dir, const gsnap_rec *r);
 int gsnap_run__writer_finish(gsnap_run_writer *w); /* flushes; closes cursor */
@@ -175,9 +227,10 @@ typedef struct {
     MDB_cursor *cur;
     uint64_t run_id;
     uint8_t dir;
-    const unsigned char *recs; /* records of the current chunk */
-    uint32_t nrec, pos;
+    const unsigned char *recs; /* records of the current chunk (dense: of the run) */
+    uint64_t nrec, pos;
     int done;
+    int dense;
     int verify; /* check chunk checksums while reading */
     int copy;   /* copy chunks out of the map (needed inside a write txn that
                    appends to the same table: dirty pages can move) */
@@ -185,7 +238,7 @@ typedef struct {
 } gsnap_run_reader;
 
 int gsnap_run__reader_open(gsnap_run_reader *rr, gsnap_db *db, MDB_txn *txn,
-                           uint64_t run_id, uint8_t dir, uint64_t from_node, int verify,
+                           const gsnap_run *run, uint8_t dir, uint64_t from_node, int verify,
                            int copy);
 /* Current record (only when !done). */
 static inline void gsnap_run__reader_peek(const gsnap_run_reader *rr, gsnap_rec *r) {
@@ -194,6 +247,10 @@ static inline void gsnap_run__reader_peek(const gsnap_run_reader *rr, gsnap_rec 
 int gsnap_run__reader_next(gsnap_db *db, gsnap_run_reader *rr);
 void gsnap_run__reader_close(gsnap_run_reader *rr); /* keeps the copy buffer */
 void gsnap_run__reader_free(gsnap_run_reader *rr);
+
+/* dense.c: the writer's dense path */
+int gsnap_dense__add(gsnap_run_writer *w, uint8_t dir, const gsnap_rec *r);
+int gsnap_dense__close_dir(gsnap_run_writer *w);
 
 /* Seek with an existing cursor; see runs.c. */
 int gsnap_run__seek(gsnap_db *db, MDB_cursor *cur, uint64_t run_id, uint8_t dir,

@@ -17,7 +17,8 @@ static void rep(void *ctx, const char *p) {
 }
 static int count_cb(void *ctx, uint64_t node, const gsnap_nbr *nb, size_t n) { (void)node; (void)nb; *(size_t *)ctx += n; return 0; }
 
-/* Apply `how` to the first gs.data value: 0 flip a record byte, 1 truncate. */
+/* Damage the first value: how 0 flips a record byte of a gs.data chunk, 1
+ * truncates a chunk, 2 flips a record byte of the dense base run (gs.dense). */
 static void damage(const char *dir, int how) {
     MDB_env *env; MDB_txn *txn; MDB_dbi dbi; MDB_cursor *cur; MDB_val k, v;
     mdb_env_create(&env);
@@ -25,14 +26,15 @@ static void damage(const char *dir, int how) {
     mdb_env_set_mapsize(env, 1 << 30);
     OK(mdb_env_open(env, dir, 0, 0664));
     OK(mdb_txn_begin(env, NULL, 0, &txn));
-    OK(mdb_dbi_open(txn, "gs.data", 0, &dbi));
+    OK(mdb_dbi_open(txn, how == 2 ? "gs.dense" : "gs.data", 0, &dbi));
     OK(mdb_cursor_open(txn, dbi, &cur));
     OK(mdb_cursor_get(cur, &k, &v, MDB_FIRST));
     unsigned char *copy = malloc(v.mv_size);
     memcpy(copy, v.mv_data, v.mv_size);
     MDB_val nv = {v.mv_size, copy};
-    if (how == 0) copy[16 + 9] ^= 0x40; /* a byte of the first record's nbr */
-    else nv.mv_size -= 7;
+    if (how == 0) copy[16 + 9] ^= 0x40;      /* a byte of the first record's nbr */
+    else if (how == 1) nv.mv_size -= 7;
+    else copy[32 + 32 * 7 + 9] ^= 0x40;      /* dense: header 32, record 7's nbr */
     OK(mdb_cursor_put(cur, &k, &nv, MDB_CURRENT));
     mdb_cursor_close(cur);
     OK(mdb_txn_commit(txn));
@@ -41,7 +43,7 @@ static void damage(const char *dir, int how) {
 }
 
 int main(void) {
-    for (int how = 0; how < 2; how++) {
+    for (int how = 0; how < 3; how++) {
         char *dir = test_tmpdir("check");
         gsnap_db *db = NULL;
         gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
@@ -64,11 +66,11 @@ int main(void) {
         last[0] = 0;
         OK(gsnap_db_check(db, rep, NULL, &problems));
         CHECK(problems >= 1);
-        CHECK_MSG(strstr(last, how == 0 ? "checksum mismatch" : "malformed") != NULL, "problems: %s", last);
-        CHECK(strstr(last, "run ") != NULL);
+        CHECK_MSG(strstr(last, how == 1 ? "malformed" : "checksum mismatch") != NULL, "problems: %s", last);
+        CHECK(strstr(last, how == 2 ? "base run" : "run ") != NULL);
         size_t total = 0;
         int rc = gsnap_store__scan(db, NULL, GSNAP_DIR_IN, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, count_cb, &total);
-        CHECK(rc == (how == 0 ? GSNAP_ECHECKSUM : GSNAP_ECORRUPT));
+        CHECK(rc == (how == 1 ? GSNAP_ECORRUPT : GSNAP_ECHECKSUM));
         CHECK(strlen(gsnap_db_errmsg(db)) > 0);
         gsnap_db_close(db);
         test_rmdir(dir);

@@ -191,7 +191,7 @@ int main(void) {
         OK(gsnap_db_stats(db, &st));
         CHECK(st.version == latest);
         CHECK(st.edge_records == nev);
-        OK(gsnap_db_compact(db));
+        { int crc = gsnap_db_compact(db); if (crc) { fprintf(stderr, "compact: %s\n", gsnap_db_errmsg(db)); exit(1);} }
         OK(gsnap_db_stats(db, &st));
         CHECK(st.runs <= 1);
         bad = check_queries(db, &rng, test_small() ? 30 : 300, maxnode, latest);

@@ -1,0 +1,162 @@
+/*
+ * store/dense.c -- the dense (CSR) layout of the base run.
+ *
+ * Chunked runs cost a B-tree descent and a search inside a 16 KiB chunk per
+ * query. The base run holds most of the graph, so it is stored like an
+ * in-memory CSR instead: per direction, one LMDB value with every record
+ * (sorted by node, nbr, t, version) and one value with a u64 offset per node
+ * id (entry n = index of node n's first record; entry `dense_nodes` = total).
+ * A lookup is two reads of the map at computed addresses. Both values are
+ * written in place with MDB_RESERVE (no second copy) and carry an XXH3 of
+ * their payload, verified by merges and gsnap_db_check.
+ *
+ * The index costs 8 bytes per node id below the bound, so the dense layout is
+ * used only when ids are compact (bound <= 2 * records + 1024 in the larger
+ * direction); otherwise the base stays chunked with a Bloom filter.
+ */
+#include "store/store_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+static void dense_key(unsigned char *k, uint64_t run, uint8_t dir, uint8_t kind) {
+    gsnap__be64(k, run);
+    k[8] = dir;
+    k[9] = kind;
+}
+
+int gsnap_run__writer_dense(gsnap_run_writer *w, const uint64_t expect[2], uint64_t dense_nodes) {
+    w->dense = 1;
+    w->dense_expect[0] = expect[0];
+    w->dense_expect[1] = expect[1];
+    w->dense_nodes = dense_nodes;
+    w->didx = malloc((dense_nodes + 1) * sizeof *w->didx);
+    return w->didx ? 0 : GSNAP_ENOMEM;
+}
+
+/* Reserve the records value of `dir` in the map. */
+static int dense_open_dir(gsnap_run_writer *w, uint8_t dir) {
+    unsigned char key[10];
+    dense_key(key, w->run_id, dir, 0);
+    MDB_val k = {sizeof key, key};
+    MDB_val v = {sizeof(struct gsnap_dense_hdr) + w->dense_expect[dir] * GSNAP_REC_BYTES, NULL};
+    int rc = mdb_put(w->txn, w->db->dense_dbi, &k, &v, MDB_RESERVE | MDB_APPEND);
+    if (rc) return gsnap_store__mdb_err(w->db, rc, "reserving the base run's records");
+    w->drecs = v.mv_data;
+    w->dfill = 0;
+    w->dlast = 0;
+    w->dir = dir;
+    w->dopen = 1;
+    return 0;
+}
+
+/* Seal the open direction: header with checksum, then the index value. */
+int gsnap_dense__close_dir(gsnap_run_writer *w) {
+    if (!w->dopen) return 0;
+    uint8_t dir = w->dir;
+    w->dopen = 0;
+    if (w->dfill != w->dense_expect[dir])
+        return gsnap_store__err(w->db, GSNAP_ECORRUPT, "base run %llu dir %u: %llu records written, %llu expected",
+                                (unsigned long long)w->run_id, dir, (unsigned long long)w->dfill,
+                                (unsigned long long)w->dense_expect[dir]);
+    struct gsnap_dense_hdr h = {GSNAP_DENSE_MAGIC, 0, w->dfill, 0, 0};
+    h.xxh3 = XXH3_64bits(w->drecs + sizeof h, w->dfill * GSNAP_REC_BYTES);
+    memcpy(w->drecs, &h, sizeof h);
+    for (uint64_t n = w->dlast; n <= w->dense_nodes; n++) w->didx[n] = w->dfill;
+    unsigned char key[10];
+    dense_key(key, w->run_id, dir, 1);
+    MDB_val k = {sizeof key, key};
+    MDB_val v = {sizeof h + (w->dense_nodes + 1) * 8, NULL};
+    int rc = mdb_put(w->txn, w->db->dense_dbi, &k, &v, MDB_RESERVE | MDB_APPEND);
+    if (rc) return gsnap_store__mdb_err(w->db, rc, "writing the base run's index");
+    struct gsnap_dense_hdr ih = {GSNAP_INDEX_MAGIC, 0, w->dense_nodes + 1, 0, 0};
+    memcpy((unsigned char *)v.mv_data + sizeof ih, w->didx, (w->dense_nodes + 1) * 8);
+    ih.xxh3 = XXH3_64bits((unsigned char *)v.mv_data + sizeof ih, (w->dense_nodes + 1) * 8);
+    memcpy(v.mv_data, &ih, sizeof ih);
+    return 0;
+}
+
+int gsnap_dense__add(gsnap_run_writer *w, uint8_t dir, const gsnap_rec *r) {
+    int rc;
+    if (w->dopen && dir != w->dir && (rc = gsnap_dense__close_dir(w))) return rc;
+    if (!w->dopen && (rc = dense_open_dir(w, dir))) return rc;
+    if (w->dfill >= w->dense_expect[dir] || r->node >= w->dense_nodes || r->node + 1 < w->dlast)
+        return gsnap_store__err(w->db, GSNAP_ECORRUPT, "base run %llu dir %u: record of node %llu out of place",
+                                (unsigned long long)w->run_id, dir, (unsigned long long)r->node);
+    for (uint64_t n = w->dlast; n <= r->node; n++) w->didx[n] = w->dfill;
+    if (r->node + 1 > w->dlast) w->dlast = r->node + 1;
+    memcpy(w->drecs + sizeof(struct gsnap_dense_hdr) + w->dfill * GSNAP_REC_BYTES, r, GSNAP_REC_BYTES);
+    w->dfill++;
+    w->total++;
+    w->nrec_dir[dir]++;
+    if (r->vop & 1) w->has_del = 1;
+    return 0;
+}
+
+int gsnap_dense__load(gsnap_db *db, MDB_txn *txn, uint64_t run_id, uint8_t dir, gsnap_dense_ref *d,
+                      int verify) {
+    unsigned char key[10];
+    struct gsnap_dense_hdr h;
+    memset(d, 0, sizeof *d);
+    d->loaded = 1;
+    for (uint8_t kind = 0; kind < 2; kind++) {
+        dense_key(key, run_id, dir, kind);
+        MDB_val k = {sizeof key, key}, v;
+        int rc = mdb_get(txn, db->dense_dbi, &k, &v);
+        if (rc == MDB_NOTFOUND) {
+            if (kind == 0) return 0; /* no records in this direction */
+            return gsnap_store__err(db, GSNAP_ECORRUPT, "base run %llu dir %u: index missing",
+                                    (unsigned long long)run_id, dir);
+        }
+        if (rc) return gsnap_store__mdb_err(db, rc, "reading the base run");
+        uint64_t unit = kind == 0 ? GSNAP_REC_BYTES : 8;
+        if (v.mv_size < sizeof h) goto bad;
+        memcpy(&h, v.mv_data, sizeof h);
+        if (h.magic != (kind == 0 ? GSNAP_DENSE_MAGIC : GSNAP_INDEX_MAGIC) ||
+            (v.mv_size - sizeof h) / unit != h.count || (v.mv_size - sizeof h) % unit)
+            goto bad;
+        const unsigned char *payload = (const unsigned char *)v.mv_data + sizeof h;
+        if (verify && XXH3_64bits(payload, h.count * unit) != h.xxh3)
+            return gsnap_store__err(db, GSNAP_ECHECKSUM, "base run %llu dir %u: %s checksum mismatch",
+                                    (unsigned long long)run_id, dir, kind ? "index" : "records");
+        if (kind == 0) {
+            d->recs = payload;
+            d->nrec = h.count;
+        } else {
+            d->idx = payload;
+            d->nidx = h.count;
+        }
+    }
+    if (d->nidx == 0) goto bad;
+    uint64_t last;
+    memcpy(&last, d->idx + (d->nidx - 1) * 8, 8);
+    if (last != d->nrec) goto bad;
+    return 0;
+bad:
+    return gsnap_store__err(db, GSNAP_ECORRUPT, "base run %llu dir %u: malformed dense value",
+                            (unsigned long long)run_id, dir);
+}
+
+void gsnap_dense__range(const gsnap_dense_ref *d, uint64_t node, uint64_t *begin, uint64_t *end) {
+    *begin = *end = 0;
+    if (!d->idx || node + 1 >= d->nidx) return;
+    uint64_t pair[2];
+    memcpy(pair, d->idx + node * 8, 16);
+    /* A damaged index must never send a reader outside the records. */
+    if (pair[0] > pair[1] || pair[1] > d->nrec) return;
+    *begin = pair[0];
+    *end = pair[1];
+}
+
+int gsnap_dense__delete(gsnap_db *db, MDB_txn *txn, uint64_t run_id) {
+    for (uint8_t dir = 0; dir < 2; dir++)
+        for (uint8_t kind = 0; kind < 2; kind++) {
+            unsigned char key[10];
+            dense_key(key, run_id, dir, kind);
+            MDB_val k = {sizeof key, key};
+            int rc = mdb_del(txn, db->dense_dbi, &k, NULL);
+            if (rc && rc != MDB_NOTFOUND) return gsnap_store__mdb_err(db, rc, "deleting the old base run");
+        }
+    return 0;
+}

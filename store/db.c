@@ -19,7 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 /* Per-thread detail message, tagged with the handle it belongs to. */
@@ -214,6 +216,32 @@ static int txn_begin(gsnap_db *db, unsigned flags, MDB_txn **txn) {
     }
 }
 
+/* A failed commit: LMDB reports a short write as EIO, so find out whether the
+ * file system is full or the process hit its file size limit, and say so. */
+static int commit_failure(gsnap_db *db, int rc) {
+    if (rc != EIO && rc != ENOSPC && rc != EFBIG && rc != EDQUOT)
+        return gsnap_store__mdb_err(db, rc, "committing a write transaction");
+    char f[4096];
+    struct stat sb;
+    struct statvfs sv;
+    struct rlimit rl;
+    snprintf(f, sizeof f, "%s/data.mdb", db->path);
+    off_t size = stat(f, &sb) == 0 ? sb.st_size : 0;
+    if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (uint64_t)size + (1u << 20) >= (uint64_t)rl.rlim_cur)
+        return gsnap_store__err(db, GSNAP_ENOSPC, "committing to '%s': the file size limit (RLIMIT_FSIZE, %llu bytes) "
+                                "is reached; nothing of this transaction was committed",
+                                f, (unsigned long long)rl.rlim_cur);
+    if (statvfs(db->path, &sv) == 0) {
+        uint64_t avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+        if (rc == ENOSPC || avail < (16u << 20))
+            return gsnap_store__err(db, GSNAP_ENOSPC, "committing to '%s': no space left on the file system "
+                                    "(%llu bytes free); nothing of this transaction was committed",
+                                    f, (unsigned long long)avail);
+    }
+    return gsnap_store__mdb_err(db, rc, "committing a write transaction");
+}
+
 int gsnap_store__write(gsnap_db *db, gsnap_write_fn fn, void *ctx) {
     if (db->read_only)
         return gsnap_store__err(db, GSNAP_EACCES, "database '%s' is open read-only", db->path);
@@ -246,7 +274,7 @@ int gsnap_store__write(gsnap_db *db, gsnap_write_fn fn, void *ctx) {
             if (rc) break;
             continue;
         }
-        rc = gsnap_store__mdb_err(db, mrc, "committing a write transaction");
+        rc = commit_failure(db, mrc);
         break;
     }
     pthread_mutex_unlock(&db->write_lock);

@@ -444,6 +444,8 @@ typedef struct {
     uint64_t submits;        /* io_uring_submit calls (0 with pread) */
     int used_uring;          /* 1 io_uring, 0 pread */
     int used_direct;         /* 1 O_DIRECT, 0 buffered (e.g. tmpfs refuses it) */
+    double lookup_seconds;   /* wall time of the table lookups */
+    double read_seconds;     /* wall time of the block reads + verification */
 } gsnap_khop_stats;
 
 /** Answer of a k-hop query: the list of seed i at hop h (1-based) is
@@ -500,8 +502,7 @@ const gsnap_snapshot_info *gsnap_snapshot_get_info(const gsnap_snapshot *snap);
  * *problems (may be NULL) gets the count. Returns GSNAP_OK when the check ran
  * (whatever it found), or an error that stopped it. O(slab bytes + entries).
  */
-int gsnap_snapshot_check(gsnap_db *db, const char *name,
-                         void (*report)(void *ctx, const char *line), void *ctx,
+int gsnap_snapshot_check(gsnap_db *db, const char *name, gsnap_problem_fn report, void *ctx,
                          uint64_t *problems);
 
 /* @@SAMPLER_API@@ begin */

@@ -521,7 +521,7 @@ int gsnap_read_begin(gsnap_db *db, gsnap_read **out) {
         gsnap_read_end(rd);
         return rc;
     }
-    qsort(rd->runs, rd->nruns, sizeof *rd->runs, runs_cmp_id);
+    if (rd->nruns > 1) qsort(rd->runs, rd->nruns, sizeof *rd->runs, runs_cmp_id);
     if (!(rd->blooms = calloc(rd->nruns * 2 + 1, sizeof *rd->blooms)) ||
         !(rd->denses = calloc(rd->nruns * 2 + 1, sizeof *rd->denses))) {
         gsnap_read_end(rd);

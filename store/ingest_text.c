@@ -213,6 +213,7 @@ static int check_u64_field(char *err, size_t errlen, int col, const char *s, siz
     }
 }
 
+#ifndef GSNAP_PARSE_NO_FAST
 /* Skip one separator of the common shapes (one tab, one comma, or a run of
  * spaces); NULL when something else follows (the general path decides). */
 static const char *fast_sep(const char *p, const char *end)
@@ -281,6 +282,8 @@ static int parse_fast(const char *p, const char *end, uint64_t line_no, uint64_t
         *is_delete = 0;
     return 1;
 }
+
+#endif
 
 int gsnap_parse_edge_line(const char *line, size_t len, uint64_t line_no,
                           uint64_t *src, uint64_t *dst, int64_t *t, int *is_delete,

@@ -1,0 +1,154 @@
+/*
+ * cli/main.c -- `graphsnap`: global options and subcommand dispatch.
+ *
+ *   graphsnap [-d DIR | --db DIR] COMMAND [ARGS...]
+ *   graphsnap --help | --version | help [COMMAND]
+ *
+ * Global options before the command are handled here; -d/--db after the
+ * command is handled by cli_getopt() in every subcommand.
+ */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *help; /* one line */
+} cli_command;
+
+static int cmd_help(int argc, char **argv);
+
+/* The dispatch table, in the order `graphsnap --help` lists it. */
+static const cli_command commands[] = {
+    {"init", cmd_init, "create a database"},
+    {"ingest", cmd_ingest, "load edge events from a TSV/CSV file or stdin, in atomic batches"},
+    {"neighbors", cmd_neighbors, "point-in-time neighbours of a node (at time T, as of version V)"},
+    {"degree", cmd_degree, "point-in-time degree of a node"},
+    {"stat", cmd_stat, "database statistics"},
+    /* @@CLI_COMMANDS@@ other modules: add one line each below, e.g.
+     *   {"snapshot", cmd_snapshot, "create, list, show or drop snapshots"}, */
+    {"snapshot", cmd_snapshot, "create, list, show or drop snapshots"},
+    {"khop", cmd_khop, "k-hop neighbourhoods N_1..N_k of nodes, read from a snapshot's slabs"},
+    {"check", cmd_check, "verify the store and every snapshot (checksums, slab pointers)"},
+    {"sample", cmd_sample, "sample GNN mini-batches (FBL, FCR, OTF modes): throughput, hit rates"},
+    {"refresh", cmd_refresh, "OTF refresh of a snapshot's caches as its next generation"},
+    {"help", cmd_help, "show the help of a command"},
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static const cli_command *find_command(const char *name)
+{
+    size_t i;
+    for (i = 0; i < NCOMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+static void print_help(FILE *f)
+{
+    size_t i;
+    fputs("Usage: graphsnap [-d DIR] COMMAND [OPTIONS] [ARGS]\n"
+          "       graphsnap --help | --version | help COMMAND\n"
+          "\n"
+          "Embedded store for dynamic temporal graphs, with snapshot caches for GNN\n"
+          "neighbour sampling.\n"
+          "\n"
+          "Commands:\n",
+          f);
+    for (i = 0; i < NCOMMANDS; i++)
+        fprintf(f, "  %-10s  %s\n", commands[i].name, commands[i].help);
+    fputs("\n"
+          "Global options (before or after the command):\n"
+          "  -d, --db DIR   database directory (default: $GRAPHSNAP_DB)\n"
+          "  -h, --help     show help (also: graphsnap COMMAND --help)\n"
+          "  -V, --version  show the version\n"
+          "\n"
+          "Exit codes:\n"
+          "  0  success\n"
+          "  1  runtime or data error (parse error, I/O error, corrupt data)\n"
+          "  2  usage error (unknown option, bad parameter value)\n"
+          "  3  not found (no such database or snapshot)\n"
+          "\n"
+          "Errors go to stderr, prefixed \"graphsnap: \"; --json prints one JSON object\n"
+          "on stdout. See docs/cli.md.\n",
+          f);
+}
+
+static int cmd_help(int argc, char **argv)
+{
+    const cli_command *c;
+    char *sub[3];
+    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+        print_help(stdout);
+        return CLI_OK;
+    }
+    if (argc > 2)
+        return cli_usage_err("unexpected argument '%s'", argv[2]);
+    c = find_command(argv[1]);
+    if (!c)
+        return cli_usage_err("unknown command '%s'", argv[1]);
+    if (c->fn == cmd_help) {
+        print_help(stdout);
+        return CLI_OK;
+    }
+    sub[0] = (char *)c->name;
+    sub[1] = (char *)"--help";
+    sub[2] = NULL;
+    cli_cmd = c->name;
+    return c->fn(2, sub);
+}
+
+int main(int argc, char **argv)
+{
+    const cli_command *c;
+    const char *env = getenv("GRAPHSNAP_DB");
+    int i, rc;
+
+    if (env && *env)
+        cli_db_dir = env;
+    for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            print_help(stdout);
+            return CLI_OK;
+        }
+        if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
+            printf("graphsnap %s (libgraphsnap %s)\n", GSNAP_VERSION_STRING, gsnap_version());
+            return CLI_OK;
+        }
+        if (strcmp(a, "-d") == 0 || strcmp(a, "--db") == 0) {
+            if (i + 1 >= argc)
+                return cli_usage_err("option '%s' needs a value", a);
+            cli_db_dir = argv[++i];
+        } else if (strncmp(a, "--db=", 5) == 0) {
+            cli_db_dir = a + 5;
+        } else if (a[1] == 'd' && a[2]) {
+            cli_db_dir = a + 2;
+        } else if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        } else {
+            return cli_usage_err("unknown option '%s'", a);
+        }
+    }
+    if (i >= argc) {
+        print_help(stderr);
+        return CLI_USAGE;
+    }
+    c = find_command(argv[i]);
+    if (!c)
+        return cli_usage_err("unknown command '%s'", argv[i]);
+    cli_cmd = c->name;
+    rc = c->fn(argc - i, argv + i);
+    /* a result that could not be written is a failure (e.g. > /dev/full) */
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        cli_err("error writing the output: %s", strerror(errno));
+        if (rc == CLI_OK)
+            rc = CLI_ERR;
+    }
+    return rc;
+}

@@ -352,7 +352,7 @@ typedef struct {
     unsigned version;        /* GSNAP_SNAPSHOT_OPTIONS_VERSION */
     unsigned hops;           /* k, 1..GSNAP_MAX_HOPS */
     uint32_t fanouts[GSNAP_MAX_HOPS]; /* f_1..f_k (index 0 = hop 1); 0 = 10 */
-    double alpha;            /* amplification, >= 1 (0 = 2) */
+    double alpha;            /* amplification, in (0, 1e6]; 0 = 2. m_h = ceil(alpha*f_h) */
     int64_t at_t;            /* event time (GSNAP_TIME_MAX = now) */
     uint64_t as_of;          /* store version (GSNAP_VERSION_LATEST = newest) */
     gsnap_dir dir;           /* sampling direction (IN by default) */
@@ -362,10 +362,17 @@ typedef struct {
     /* optional progress callback: stage text, hop, work units done */
     void (*progress)(void *ctx, const char *stage, unsigned hop, uint64_t done);
     void *progress_ctx;
+    unsigned flags;          /* GSNAP_SNAPSHOT_* flags below */
 } gsnap_snapshot_options;
+/** Join strategy. By default, when the adjacency (at most 8 bytes per stored
+ *  event) plus 12 bytes per node id below the store's node bound fit in
+ *  mem_budget, the joins run in memory (index nested loop over a CSR; same
+ *  relation, much faster); otherwise they are external sort-merge joins.
+ *  This flag forces the sort-merge path. */
+#define GSNAP_SNAPSHOT_SORT_MERGE 1u
 #define GSNAP_SNAPSHOT_OPTIONS_INIT \
     {GSNAP_SNAPSHOT_OPTIONS_VERSION, 2, {10, 10}, 2.0, GSNAP_TIME_MAX, \
-     GSNAP_VERSION_LATEST, GSNAP_DIR_IN, 1, 0, NULL, NULL}
+     GSNAP_VERSION_LATEST, GSNAP_DIR_IN, 1, 0, NULL, NULL, 0}
 
 /** What a snapshot is (from its catalog record). */
 typedef struct {
@@ -393,9 +400,11 @@ typedef struct {
 /**
  * Build snapshot `name` of db at (opts->at_t, opts->as_of). name: 1..64 of
  * [A-Za-z0-9_.-], not starting with '.'. opts NULL = GSNAP_SNAPSHOT_OPTIONS_INIT.
- * Streams the store once, then per hop one sort-merge join (the exact
- * distance-h relation), with sort buffers bounded by opts->mem_budget
- * (spill files under <db dir>/snapshots/<name>/tmp, removed at the end).
+ * Streams the store once, then per hop one join computing the exact
+ * distance-h relation: in memory when the adjacency fits opts->mem_budget
+ * (see GSNAP_SNAPSHOT_SORT_MERGE), else an external sort-merge join whose
+ * sort buffers are bounded by mem_budget (spill files under
+ * <db dir>/snapshots/<name>/tmp, removed at the end).
  * Slab files are fsynced before the catalog marks the snapshot complete, in
  * the last of several write txns: a crash leaves it incomplete (not
  * openable; the next create of that name starts over).
@@ -490,7 +499,9 @@ void gsnap_khop_result_free(gsnap_khop_result *r);
 int gsnap_snapshot_cache(gsnap_snapshot *snap, gsnap_read *rd, unsigned hop, uint64_t node,
                          uint64_t *buf, size_t cap, size_t *n, uint64_t *gen);
 
-/** Parameters of an open snapshot (owned by snap). */
+/** What the catalog said about the snapshot when it was opened (owned by
+ *  snap, valid until gsnap_snapshot_close; `generation` is the one at open).
+ *  NULL for a NULL handle. O(1). */
 const gsnap_snapshot_info *gsnap_snapshot_get_info(const gsnap_snapshot *snap);
 
 /**
@@ -554,7 +565,8 @@ typedef struct {
     double delta;            /* PCF: share of each sample served from the cache; 0 = 0.4 */
     uint32_t period;         /* refresh every `period` batches; 0 = never */
     uint64_t threshold;      /* dense/sparse split: a node is cached iff its degree
-                                is above this; 0 = every node with neighbours */
+                                is above this; 0 = every node (those without
+                                neighbours as empty entries) */
     int64_t max_staleness;   /* < 0: frozen (reads at the snapshot's (T, V) only).
                                 >= 0: fresh: reads at the newest version, and a
                                 cached entry older than this many versions whose
@@ -595,8 +607,11 @@ typedef struct {
  * (hop, node) cache table the cached modes serve from and refresh into (its
  * (T, V), direction and alpha then apply), or NULL: cached modes build an
  * in-memory cache from the store at (opts->at_t, opts->as_of) at open and
- * refresh it in memory. The fanouts may differ from the snapshot's: layer
- * caches are rebuilt when a cached list is shorter than alpha*f.
+ * refresh it in memory. With a snapshot, opts->dir/at_t/as_of are replaced
+ * by the snapshot's and alpha 0 means the snapshot's alpha. The fanouts may
+ * differ from the snapshot's: a stored list longer than ceil(alpha*f) is
+ * subsampled, a shorter one (or a missing hop 0 list) is drawn from the store
+ * and, when db is writable, written back as the next generation.
  * Returns GSNAP_OK, GSNAP_EINVAL (bad options: named in the detail), GSNAP_NOTFOUND
  * (no such snapshot), GSNAP_ENOMEM, GSNAP_ENOTSUP (node ids >= 2^31 with a cache),
  * store errors. Cost: cached modes scan the graph once (O(V + E)).
@@ -627,7 +642,9 @@ int gsnap_sampler_random_seeds(gsnap_sampler *s, uint64_t batch, size_t n, uint6
 
 /** Refresh now, in the calling thread: the mode's refresh (FCR: rebuild;
  *  FSCR / PCF / PSCR: gamma share of every cached entry), committed (with a
- *  snapshot) in one write transaction as the next generation. */
+ *  snapshot) in one write transaction as the next generation (the changed
+ *  entries and the generation). GSNAP_EBUSY while a background refresh runs.
+ *  Complexity: one scan of the store, O(V + E), plus the writes. */
 int gsnap_sampler_refresh(gsnap_sampler *s);
 
 /** Start the same refresh on a background thread over a copy of the cache;

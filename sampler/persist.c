@@ -1,0 +1,208 @@
+/*
+ * sampler/persist.c -- the snapshot's (hop, node) table behind a cache image.
+ *
+ * Per-layer caches live under hop h = 1..L, the shared cache under hop 0.
+ * Loading reads every entry of the image's cached nodes in ONE read txn, so
+ * the image is exactly one generation of the table. A refresh writes its
+ * entries and generation + 1 in ONE write txn (gsnap_store__write): readers
+ * see all of it or none of it. An entry shorter than the sampler needs
+ * (fewer than min(alpha*f, degree) ids, or no hop 0 entry yet) is drawn
+ * from the store and written back at open, as a new generation.
+ */
+#include "sampler/sampler_int.h"
+#include "snapshot/snapshot.h"
+#include "snapshot/snapshot_int.h" /* GSNAP_CAT_TABLE */
+#include <stdlib.h>
+#include <string.h>
+
+void (*gsnap_samp__in_txn_hook)(void);
+
+int gsnap_samp__persist_open(gsnap_sampler *s, const char *name) {
+    /* Open the catalog table before any read txn of ours begins: an LMDB
+     * table handle opened while a read txn is live is not valid in that txn
+     * (an early snapshot module failed with EINVAL on a fresh db handle). */
+    MDB_dbi cat;
+    int rc = gsnap_store__table(s->db, GSNAP_CAT_TABLE, 0, 0, &cat);
+    if (rc && rc != GSNAP_NOTFOUND) return rc;
+    rc = gsnap_snapshot_open(s->db, name, &s->snap);
+    if (rc) return rc;
+    if (!(s->snap_name = strdup(name))) return GSNAP_ENOMEM;
+    return 0;
+}
+
+void gsnap_samp__persist_close(gsnap_sampler *s) {
+    gsnap_snapshot_close(s->snap);
+    s->snap = NULL;
+    free(s->snap_name);
+    s->snap_name = NULL;
+}
+
+int gsnap_samp__persist_generation(gsnap_sampler *s, uint64_t *gen) {
+    gsnap_read *rd = NULL;
+    int rc = gsnap_read_begin(s->db, &rd);
+    if (rc) return rc;
+    rc = gsnap_snapshot__generation(s->snap, gsnap_read__txn(rd), gen);
+    gsnap_read_end(rd);
+    return rc;
+}
+
+/* ---- writing ------------------------------------------------------------------ */
+
+typedef struct {
+    gsnap_sampler *s;
+    const gsnap_samp__image *im;
+    const uint64_t *nodes; /* NULL: every cached node */
+    size_t n;
+    uint64_t old_gen, new_gen;
+} save_ctx;
+
+static int put_node(save_ctx *c, MDB_txn *txn, uint64_t v) {
+    const gsnap_samp__image *im = c->im;
+    for (unsigned i = 0; i < im->ncache; i++) {
+        const gsnap_samp__cache *ca = &im->caches[i];
+        if (v >= im->nnodes || ca->cap == 0 || ca->cnt[v] == GSNAP_SAMP_UNCACHED) continue;
+        if (ca->cnt[v] == 0 && im->deg[v] == 0) continue; /* no neighbours: no entry */
+        int rc = gsnap_snapshot__cache_put(c->s->snap, txn, c->s->rp.hops[i], v,
+                                           ca->ids + v * ca->cap, ca->cnt[v], c->new_gen,
+                                           ca->ver[v]);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+static int save_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
+    save_ctx *c = vctx;
+    (void)db;
+    int rc = gsnap_snapshot__generation(c->s->snap, txn, &c->old_gen);
+    if (rc) return rc;
+    c->new_gen = c->old_gen + 1;
+    if (c->nodes) {
+        for (size_t i = 0; i < c->n; i++)
+            if ((rc = put_node(c, txn, c->nodes[i]))) return rc;
+    } else {
+        for (uint64_t v = 0; v < c->im->nnodes; v++)
+            if ((rc = put_node(c, txn, v))) return rc;
+    }
+    if ((rc = gsnap_snapshot__set_generation(c->s->snap, txn, c->new_gen))) return rc;
+    if (gsnap_samp__in_txn_hook) gsnap_samp__in_txn_hook();
+    return 0;
+}
+
+int gsnap_samp__persist_save(gsnap_sampler *s, const gsnap_samp__image *im,
+                             const uint64_t *nodes, size_t n, uint64_t base_gen, uint64_t *gen) {
+    save_ctx c = {s, im, nodes, n, 0, 0};
+    uint64_t before = base_gen;
+    int rc = gsnap_store__write(s->db, save_fn, &c);
+    if (rc) return rc;
+    /* A partial write on top of another writer's generation leaves this
+     * image different from the table: force a reload at the next batch. */
+    if (!nodes || c.old_gen == before) *gen = c.new_gen;
+    else *gen = UINT64_MAX;
+    return 0;
+}
+
+/* ---- loading ------------------------------------------------------------------- */
+
+int gsnap_samp__persist_load(gsnap_sampler *s, gsnap_samp__image *im, uint64_t *gen) {
+    gsnap_read *rd = NULL;
+    uint64_t *buf = NULL, *fix = NULL;
+    uint32_t *pick = NULL;
+    size_t bcap = 4096, nfix = 0, fixcap = 0;
+    gsnap_samp__scratch sc = {0};
+    int rc = 0;
+    int first = !s->loaded;
+    if (first) { /* degrees (threshold split) and a fallback draw of every entry */
+        if ((rc = gsnap_samp__image_build(im, s->src, &s->rp, 0))) return rc;
+        s->loaded = 1;
+    }
+    uint32_t maxcap = 1;
+    for (unsigned i = 0; i < im->ncache; i++)
+        if (im->caches[i].cap > maxcap) maxcap = im->caches[i].cap;
+    buf = malloc(bcap * sizeof *buf);
+    pick = malloc(maxcap * sizeof *pick);
+    if (!buf || !pick) { rc = GSNAP_ENOMEM; goto out; }
+    if ((rc = gsnap_read_begin(s->db, &rd))) goto out;
+    MDB_txn *txn = gsnap_read__txn(rd);
+    if ((rc = gsnap_snapshot__generation(s->snap, txn, gen))) goto out;
+    for (uint64_t v = 0; v < im->nnodes; v++) {
+        int need_fix = 0;
+        for (unsigned i = 0; i < im->ncache; i++) {
+            gsnap_samp__cache *c = &im->caches[i];
+            if (c->cap == 0 || c->cnt[v] == GSNAP_SAMP_UNCACHED) continue;
+            unsigned hop = s->rp.hops[i];
+            size_t n = 0;
+            uint64_t egen = 0, ever = 0;
+            rc = gsnap_snapshot__cache_get(s->snap, txn, hop, v, buf, bcap, &n, &egen, &ever);
+            if (rc == GSNAP_ERANGE) {
+                uint64_t *nb = realloc(buf, n * sizeof *buf);
+                if (!nb) { rc = GSNAP_ENOMEM; goto out; }
+                buf = nb;
+                bcap = n;
+                rc = gsnap_snapshot__cache_get(s->snap, txn, hop, v, buf, bcap, &n, &egen, &ever);
+            }
+            if (rc == GSNAP_NOTFOUND) {
+                rc = 0;
+                if (im->deg[v] == 0) { c->cnt[v] = 0; continue; } /* no neighbours */
+                need_fix = 1;
+                continue;
+            }
+            if (rc) goto out;
+            size_t deg = im->deg[v];
+            size_t want = c->cap < deg ? c->cap : deg;
+            if (n < want) { need_fix = 1; continue; } /* too short: keep the drawn one */
+            uint64_t *dst = c->ids + v * c->cap;
+            if (n > c->cap) { /* subsample uniformly */
+                gsnap_samp__key k = {s->rp.seed, (uint64_t)GSNAP_P_BUILD << 8 | hop, v, egen};
+                long got = gsnap_samp__choose(&k, n, c->cap, pick, &sc);
+                if (got < 0) { rc = GSNAP_ENOMEM; goto out; }
+                for (long j = 0; j < got; j++) dst[j] = buf[pick[j]];
+                c->cnt[v] = (uint32_t)got;
+            } else {
+                memcpy(dst, buf, n * sizeof *buf);
+                c->cnt[v] = (uint32_t)n;
+            }
+            c->ver[v] = ever;
+        }
+        if (need_fix) {
+            if (gsnap_samp__reserve((void **)&fix, &fixcap, nfix + 1, sizeof *fix)) {
+                rc = GSNAP_ENOMEM;
+                goto out;
+            }
+            fix[nfix++] = v;
+        }
+    }
+    gsnap_read_end(rd);
+    rd = NULL;
+    im->gen = *gen;
+    if (nfix && !gsnap_store__read_only(s->db)) {
+        /* write the entries drawn here as the next generation */
+        if ((rc = gsnap_samp__persist_save(s, im, fix, nfix, im->gen, &im->gen))) goto out;
+        if (im->gen == UINT64_MAX) { /* someone else wrote meanwhile: reload */
+            free(fix);
+            fix = NULL;
+            free(buf);
+            free(pick);
+            gsnap_samp__scratch_free(&sc);
+            return gsnap_samp__persist_load(s, im, gen);
+        }
+        *gen = im->gen;
+    }
+out:
+    gsnap_read_end(rd);
+    free(buf);
+    free(pick);
+    free(fix);
+    gsnap_samp__scratch_free(&sc);
+    return rc;
+}
+
+int gsnap_snapshot_refresh_caches(gsnap_db *db, const char *snapshot,
+                                  const gsnap_sampler_options *opts, uint64_t *generation) {
+    gsnap_sampler *s = NULL;
+    if (!db || !snapshot || !opts) return GSNAP_EINVAL;
+    int rc = gsnap_sampler_open(db, snapshot, opts, &s);
+    if (rc == 0) rc = gsnap_sampler_refresh(s);
+    if (rc == 0 && generation) *generation = s->im ? s->im->gen : 0;
+    gsnap_sampler_close(s);
+    return rc;
+}

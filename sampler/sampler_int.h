@@ -1,0 +1,282 @@
+/*
+ * sampler/sampler_int.h -- private to the sampler module (and white-box tests).
+ *
+ * INVARIANTS
+ *   - Every random choice is a pure function of (seed, purpose, hop, node,
+ *     batch-or-generation, draw index) through XXH3 (gsnap_samp__h): a batch
+ *     is reproducible from the sampler's seed, its batch number and the cache
+ *     generation it was served from.
+ *   - Neighbour lists handled here are distinct and ascending (multi-edges of
+ *     the store are collapsed: one neighbour is sampled at most once).
+ *   - A cache image (gsnap_samp__image) is immutable while a batch reads it,
+ *     except for the entries the batch's own mode rewrites (PSCR, staleness);
+ *     a background refresh builds a new image and the sampler swaps to it
+ *     whole at a batch boundary.
+ */
+#ifndef GSNAP_SAMPLER_INT_H
+#define GSNAP_SAMPLER_INT_H
+
+#include "graphsnap.h"
+#include "store/store.h"
+#include <pthread.h>
+#include <xxhash.h>
+
+#define GSNAP_SAMP_MAGIC 0x504d4153u   /* "SAMP" */
+#define GSNAP_SAMP_UNCACHED UINT32_MAX /* cnt of a node served from the store */
+#define GSNAP_SAMP_MAX_NODES (1ull << 31)
+
+/* Purposes of random draws (part of every key). */
+enum {
+    GSNAP_P_FBL = 1,   /* sample f of a node's neighbours from the store */
+    GSNAP_P_SERVE = 2, /* sample f of a node's cached list */
+    GSNAP_P_BUILD = 3, /* draw a cache entry from scratch */
+    GSNAP_P_KEEP = 4,  /* which cached neighbours an OTF refresh keeps */
+    GSNAP_P_FRESH = 5, /* which fresh neighbours an OTF refresh adds */
+    GSNAP_P_PCF = 6,   /* the fresh share of a PCF sample */
+    GSNAP_P_SEEDS = 7  /* random seed nodes of a batch */
+};
+
+/* Keyed hash: the only source of randomness of the module. */
+static inline uint64_t gsnap_samp__h(uint64_t seed, uint64_t purpose_hop, uint64_t node,
+                                     uint64_t round, uint64_t i) {
+    uint64_t k[4] = {purpose_hop, node, round, i};
+    return XXH3_64bits_withSeed(k, sizeof k, seed);
+}
+/* Draw i of a keyed stream: the splitmix64 finalizer of base + (i+1) * phi
+ * (base = gsnap_samp__h of the key, so every draw is still keyed by XXH3). */
+static inline uint64_t gsnap_samp__mix(uint64_t base, uint64_t i) {
+    uint64_t z = base + (i + 1) * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+/* Uniform in [0, n) from a 64-bit hash (multiply-high; bias < n / 2^64). */
+static inline uint64_t gsnap_samp__below(uint64_t h, uint64_t n) {
+    return (uint64_t)(((unsigned __int128)h * n) >> 64);
+}
+
+/* A draw key: everything but the draw index. */
+typedef struct {
+    uint64_t seed, ph, node, round;
+} gsnap_samp__key;
+
+/* util.c ------------------------------------------------------------------ */
+
+/* Scratch for choose(): grows as needed. */
+typedef struct {
+    uint64_t *set; /* open-addressing set of chosen indices (+1; 0 = empty) */
+    size_t cap;
+} gsnap_samp__scratch;
+
+/* k distinct indices in [0, n), uniform (Floyd's algorithm), written to out
+ * (k = min(k, n); all indices in order when k >= n). Returns k or -1 (ENOMEM). */
+long gsnap_samp__choose(const gsnap_samp__key *key, size_t n, size_t k, uint32_t *out,
+                        gsnap_samp__scratch *sc);
+/* Same over [0, n) minus the sorted, distinct positions excl[0..ne). */
+long gsnap_samp__choose_excl(const gsnap_samp__key *key, size_t n, const uint32_t *excl,
+                             size_t ne, size_t k, uint32_t *out, gsnap_samp__scratch *sc);
+void gsnap_samp__scratch_free(gsnap_samp__scratch *sc);
+
+/* node id -> local index map, cleared in O(1) per use (stamps). */
+typedef struct {
+    uint64_t *keys;
+    uint32_t *vals;
+    uint32_t *stamp;
+    size_t cap;
+    uint32_t cur;
+    size_t n;
+} gsnap_samp__map;
+int gsnap_samp__map_reset(gsnap_samp__map *m, size_t expect);
+/* Index of `key`, inserting it with value `next` when absent (*added = 1). */
+uint32_t gsnap_samp__map_get_add(gsnap_samp__map *m, uint64_t key, uint32_t next, int *added);
+void gsnap_samp__map_free(gsnap_samp__map *m);
+
+/* Grow *p (element size es) to hold at least n elements. */
+int gsnap_samp__reserve(void **p, size_t *cap, size_t n, size_t es);
+
+double gsnap_samp__now(void);
+
+/* source.c: where neighbour lists come from ------------------------------ */
+
+typedef int (*gsnap_samp__scan_fn)(void *ctx, uint64_t node, const uint64_t *ids, size_t n);
+
+typedef struct gsnap_samp__src gsnap_samp__src;
+struct gsnap_samp__src {
+    /* Start a read view at (at_t, as_of); as_of never LATEST here. */
+    int (*begin)(gsnap_samp__src *src, int64_t at_t, uint64_t as_of);
+    void (*end)(gsnap_samp__src *src);
+    /* Distinct ascending neighbour ids of node in the current view; valid
+     * until the next call. Begins its own view if none is open. */
+    int (*nbrs)(gsnap_samp__src *src, uint64_t node, const uint64_t **ids, size_t *n);
+    /* Every node with neighbours at (at_t, as_of), ascending. */
+    int (*scan)(gsnap_samp__src *src, int64_t at_t, uint64_t as_of, gsnap_samp__scan_fn fn,
+                void *ctx);
+    int (*latest)(gsnap_samp__src *src, uint64_t *v);
+    /* Nodes touched by version v (sorted); *nodes freed with free(). */
+    int (*changed)(gsnap_samp__src *src, uint64_t v, uint64_t **nodes, size_t *n);
+    int (*bound)(gsnap_samp__src *src, uint64_t *bound);
+    void (*destroy)(gsnap_samp__src *src);
+    /* A new source over the same graph for another thread (own buffers). */
+    int (*fork)(gsnap_samp__src *src, gsnap_samp__src **out);
+    gsnap_db *db; /* for error messages; may be NULL */
+    uint64_t bytes_read; /* neighbour bytes fetched */
+};
+
+/* A source over the store (db stays owned by the caller). */
+int gsnap_samp__src_store(gsnap_db *db, gsnap_dir dir, gsnap_samp__src **out);
+
+/* cache.c: in-memory cache images --------------------------------------- */
+
+typedef struct {
+    uint32_t cap;  /* slots per node (ceil(alpha * f)); 0 = nothing cached */
+    uint32_t *cnt; /* per node: ids cached, or GSNAP_SAMP_UNCACHED */
+    uint64_t *ids; /* nnodes * cap */
+    uint64_t *ver; /* per node: store version the entry reflects */
+} gsnap_samp__cache;
+
+typedef struct gsnap_samp__image gsnap_samp__image;
+struct gsnap_samp__image {
+    uint64_t gen;     /* generation of the snapshot table this image shows */
+    uint64_t nnodes;  /* dense bound of node ids */
+    unsigned ncache;  /* caches[0..ncache) */
+    gsnap_samp__cache caches[GSNAP_MAX_LAYERS + 1];
+    uint32_t *deg;    /* distinct degree at the build's (T, V) (threshold split) */
+    const gsnap_samp__image *from; /* during refresh_from: the source image */
+};
+
+/* Parameters a refresh needs (a copy: a background thread owns it). */
+typedef struct {
+    uint64_t seed;
+    double gamma;
+    uint64_t threshold;
+    int64_t at_t;
+    uint64_t as_of;
+    unsigned ncache;
+    uint32_t caps[GSNAP_MAX_LAYERS + 1];
+    unsigned hops[GSNAP_MAX_LAYERS + 1]; /* hop number of caches[i] (0 = shared) */
+} gsnap_samp__rparams;
+
+/* Allocate an image with all nodes uncached. */
+int gsnap_samp__image_new(uint64_t nnodes, const gsnap_samp__rparams *rp,
+                          gsnap_samp__image **out);
+int gsnap_samp__image_clone(const gsnap_samp__image *im, gsnap_samp__image **out);
+void gsnap_samp__image_free(gsnap_samp__image *im);
+/* XXH3 over every cached list of the image (for generation checks). */
+uint64_t gsnap_samp__image_checksum(const gsnap_samp__image *im);
+
+/* Build every entry from scratch (degrees too) by one scan of the source at
+ * (rp->at_t, rp->as_of): FCR's rebuild. */
+int gsnap_samp__image_build(gsnap_samp__image *im, gsnap_samp__src *src,
+                            const gsnap_samp__rparams *rp, uint64_t gen);
+/* OTF refresh of every cached entry by one scan (FSCR): keep c - r, draw r
+ * fresh among the neighbours not cached (r = round(gamma * c)); stale entries
+ * (ver < changed_at[node]) are redrawn whole. *replaced counts new ids;
+ * *dirty (malloc'd, may be NULL when not wanted) lists the nodes whose entry
+ * in some cache changed (content or order), ascending. */
+int gsnap_samp__image_refresh_all(gsnap_samp__image *im, gsnap_samp__src *src,
+                                  const gsnap_samp__rparams *rp, uint64_t gen,
+                                  const uint64_t *changed_at, uint64_t *entries,
+                                  uint64_t *replaced, uint64_t **dirty, size_t *ndirty);
+/* The same refresh written into `im` (same shape, e.g. a spare image) from
+ * the read-only image `from`, which stays untouched (background refresh
+ * without a full copy first: entries are copied node by node in the pass). */
+int gsnap_samp__image_refresh_from(gsnap_samp__image *im, const gsnap_samp__image *from,
+                                   gsnap_samp__src *src, const gsnap_samp__rparams *rp,
+                                   uint64_t gen, const uint64_t *changed_at, uint64_t *entries,
+                                   uint64_t *replaced, uint64_t **dirty, size_t *ndirty);
+/* OTF replacement of one entry given the node's full neighbour list. */
+int gsnap_samp__entry_refresh(gsnap_samp__cache *c, unsigned hop, uint64_t node,
+                              const uint64_t *full, size_t d, const gsnap_samp__rparams *rp,
+                              uint64_t gen, uint64_t version, int whole,
+                              gsnap_samp__scratch *sc, uint64_t *replaced, int *changed);
+
+/* persist.c: the snapshot table behind an image -------------------------- */
+struct gsnap_sampler;
+int gsnap_samp__persist_load(struct gsnap_sampler *s, gsnap_samp__image *im, uint64_t *gen);
+/* Commit the entries of `nodes` (NULL: every cached node) and generation
+ * table + 1 in one write txn. base_gen: the generation the image had before
+ * these changes; *gen = the committed generation, or UINT64_MAX when the
+ * table had moved past base_gen (a partial write then mixes: reload). */
+int gsnap_samp__persist_save(struct gsnap_sampler *s, const gsnap_samp__image *im,
+                             const uint64_t *nodes, size_t n, uint64_t base_gen, uint64_t *gen);
+int gsnap_samp__persist_generation(struct gsnap_sampler *s, uint64_t *gen);
+/* Test hook: called inside the refresh write txn after the puts. */
+extern void (*gsnap_samp__in_txn_hook)(void);
+
+/* block.c: the mini-batch buffer ------------------------------------------ */
+
+/* One layer as the sampler builds it (arrays owned by the sampler). */
+typedef struct {
+    uint32_t ndst, nsrc;
+    uint64_t nedges;
+    const uint64_t *src;    /* nsrc ids, first ndst are the destinations */
+    const uint32_t *indptr; /* ndst + 1 */
+    const uint32_t *indices;/* nedges */
+} gsnap_samp__layer;
+
+/* Bytes of the packed buffer of these layers. */
+size_t gsnap_samp__block_size(const gsnap_samp__layer *ls, unsigned nl);
+/* Pack into buf (block_size bytes, 8-aligned). ls[0] is the input layer. */
+void gsnap_samp__block_pack(void *buf, const gsnap_samp__layer *ls, unsigned nl,
+                            uint64_t batch, uint64_t gen, uint64_t version);
+
+/* sampler.c ---------------------------------------------------------------- */
+
+struct gsnap_sampler {
+    uint32_t magic;
+    gsnap_db *db;
+    gsnap_samp__src *src;
+    int own_src;
+    gsnap_sampler_options o;
+    unsigned L;
+    int32_t f_hop[GSNAP_MAX_LAYERS + 1]; /* f_hop[h], h = 1..L (h = 1 next to the seeds) */
+    gsnap_samp__rparams rp;
+    gsnap_samp__image *im;
+    uint64_t batch;        /* next batch number */
+    uint64_t version;      /* store version of the current batch's reads */
+    uint64_t seen_version; /* changes applied up to this version */
+    uint64_t *changed_at;  /* per node: last version that touched it */
+    uint64_t nbound;       /* node id bound for random seeds */
+    uint64_t *bg_changed;  /* copy of changed_at for the background refresh */
+    /* persistence */
+    struct gsnap_snapshot *snap;
+    char *snap_name;
+    int loaded; /* image loaded from the table once (degrees known) */
+    /* background refresh */
+    pthread_t bg;
+    int bg_running;
+    pthread_mutex_t bg_lock;
+    gsnap_samp__image *bg_ready;
+    gsnap_samp__image *spare; /* the previous generation's image, reused by the next
+                                 background refresh */
+    int bg_rc;
+    uint64_t bg_entries, bg_replaced;
+    gsnap_samp__src *bg_src;
+    /* scratch */
+    gsnap_samp__scratch sc;
+    gsnap_samp__map map;   /* node -> local index for ids >= nbound */
+    uint32_t *dmark, *dlocal; /* dense node -> local index for ids < nbound */
+    uint32_t dstamp;
+    uint32_t *pick;
+    size_t pick_cap;
+    uint64_t *tmp;
+    size_t tmp_cap;
+    uint32_t *excl;
+    size_t excl_cap;
+    uint64_t *lsrc[GSNAP_MAX_LAYERS];
+    size_t lsrc_cap[GSNAP_MAX_LAYERS];
+    uint32_t *lptr[GSNAP_MAX_LAYERS];
+    size_t lptr_cap[GSNAP_MAX_LAYERS];
+    uint32_t *lidx[GSNAP_MAX_LAYERS];
+    size_t lidx_cap[GSNAP_MAX_LAYERS];
+    uint32_t *touched; /* PSCR-SC: per node, last batch+1 refreshed */
+    void *buf;
+    size_t buf_cap, buf_len;
+    gsnap_sampler_stats st;
+};
+
+/* Open on an explicit source (tests): takes ownership of src when own. */
+int gsnap_sampler__open_src(gsnap_samp__src *src, int own, const gsnap_sampler_options *opts,
+                            gsnap_sampler **out);
+
+#endif

@@ -1,0 +1,136 @@
+/*
+ * sampler/source.c -- neighbour lists from the store: one read view per
+ * batch (gsnap_read), point-in-time neighbours at (T, V) reduced to distinct
+ * ascending ids; whole-graph scans; the per-version log of touched nodes.
+ */
+#include "sampler/sampler_int.h"
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    gsnap_samp__src base;
+    gsnap_dir dir;
+    gsnap_read *rd;
+    int64_t at_t;
+    uint64_t as_of;
+    gsnap_nbr *nb;
+    size_t nb_cap;
+    uint64_t *ids;
+    size_t ids_cap;
+    /* scan adaptor */
+    gsnap_samp__scan_fn fn;
+    void *ctx;
+} store_src;
+
+static int st_begin(gsnap_samp__src *s, int64_t at_t, uint64_t as_of) {
+    store_src *ss = (store_src *)s;
+    if (ss->rd) { gsnap_read_end(ss->rd); ss->rd = NULL; }
+    ss->at_t = at_t;
+    ss->as_of = as_of;
+    return gsnap_read_begin(s->db, &ss->rd);
+}
+
+static void st_end(gsnap_samp__src *s) {
+    store_src *ss = (store_src *)s;
+    gsnap_read_end(ss->rd);
+    ss->rd = NULL;
+}
+
+/* Distinct ids of a (neighbour, t)-ordered list into ss->ids. */
+static int dedupe(store_src *ss, const gsnap_nbr *nb, size_t n, size_t *out) {
+    int rc = gsnap_samp__reserve((void **)&ss->ids, &ss->ids_cap, n ? n : 1, sizeof(uint64_t));
+    if (rc) return rc;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (m == 0 || ss->ids[m - 1] != nb[i].node) ss->ids[m++] = nb[i].node;
+    *out = m;
+    return 0;
+}
+
+static int st_nbrs(gsnap_samp__src *s, uint64_t node, const uint64_t **ids, size_t *n) {
+    store_src *ss = (store_src *)s;
+    size_t count = 0;
+    int rc;
+    for (;;) {
+        rc = gsnap_neighbors(s->db, ss->rd, node, ss->dir, ss->at_t, ss->as_of, ss->nb,
+                             ss->nb_cap, &count);
+        if (rc) return rc;
+        if (count <= ss->nb_cap) break;
+        rc = gsnap_samp__reserve((void **)&ss->nb, &ss->nb_cap, count, sizeof(gsnap_nbr));
+        if (rc) return rc;
+    }
+    s->bytes_read += count * sizeof(gsnap_nbr);
+    if ((rc = dedupe(ss, ss->nb, count, n))) return rc;
+    *ids = ss->ids;
+    return 0;
+}
+
+static int scan_cb(void *ctx, uint64_t node, const gsnap_nbr *nbrs, size_t n) {
+    store_src *ss = ctx;
+    size_t m;
+    int rc = dedupe(ss, nbrs, n, &m);
+    if (rc) return rc;
+    ss->base.bytes_read += n * sizeof(gsnap_nbr);
+    return ss->fn(ss->ctx, node, ss->ids, m);
+}
+
+static int st_scan(gsnap_samp__src *s, int64_t at_t, uint64_t as_of, gsnap_samp__scan_fn fn,
+                   void *ctx) {
+    store_src *ss = (store_src *)s;
+    ss->fn = fn;
+    ss->ctx = ctx;
+    return gsnap_store__scan(s->db, NULL, ss->dir, at_t, as_of, scan_cb, ss);
+}
+
+static int st_latest(gsnap_samp__src *s, uint64_t *v) { return gsnap_db_version(s->db, v); }
+
+static int st_changed(gsnap_samp__src *s, uint64_t v, uint64_t **nodes, size_t *n) {
+    store_src *ss = (store_src *)s;
+    uint64_t *p = NULL;
+    int rc = gsnap_store__changed_nodes(s->db, NULL, ss->dir, v - 1, v, &p, n);
+    if (rc) return rc;
+    /* hand back a malloc'd copy so callers free() it */
+    *nodes = malloc((*n ? *n : 1) * sizeof **nodes);
+    if (!*nodes) { gsnap_free(p); return GSNAP_ENOMEM; }
+    if (*n) memcpy(*nodes, p, *n * sizeof **nodes);
+    gsnap_free(p);
+    return 0;
+}
+
+static int st_bound(gsnap_samp__src *s, uint64_t *b) {
+    return gsnap_store__node_bound(s->db, NULL, b);
+}
+
+static void st_destroy(gsnap_samp__src *s) {
+    store_src *ss = (store_src *)s;
+    if (!ss) return;
+    gsnap_read_end(ss->rd);
+    free(ss->nb);
+    free(ss->ids);
+    free(ss);
+}
+
+static int st_fork(gsnap_samp__src *s, gsnap_samp__src **out) {
+    return gsnap_samp__src_store(s->db, ((store_src *)s)->dir, out);
+}
+
+int gsnap_samp__src_store(gsnap_db *db, gsnap_dir dir, gsnap_samp__src **out) {
+    *out = NULL;
+    store_src *ss = calloc(1, sizeof *ss);
+    if (!ss) return GSNAP_ENOMEM;
+    ss->base.begin = st_begin;
+    ss->base.end = st_end;
+    ss->base.nbrs = st_nbrs;
+    ss->base.scan = st_scan;
+    ss->base.latest = st_latest;
+    ss->base.changed = st_changed;
+    ss->base.bound = st_bound;
+    ss->base.destroy = st_destroy;
+    ss->base.fork = st_fork;
+    ss->base.db = db;
+    ss->dir = dir;
+    ss->at_t = GSNAP_TIME_MAX;
+    ss->as_of = GSNAP_VERSION_LATEST;
+    *out = &ss->base;
+    return 0;
+}

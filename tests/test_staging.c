@@ -1,0 +1,74 @@
+/* tests/test_staging.c -- staging of sampled mini-batches: every staged
+ * buffer round-trips byte for byte (device path when a CUDA device is
+ * present, host path otherwise), double buffering hands out slots in turn,
+ * a reused slot's old ticket is refused, slots grow for big batches. */
+#include "test.h"
+#include "test_sampler_src.h"
+
+int main(void) {
+    uint64_t r = 5;
+    tsrc *t = tsrc_new();
+    for (uint64_t v = 0; v < 1000; v++) {
+        uint64_t d = test_rand(&r) % 30;
+        for (uint64_t i = 0; i < d; i++) tsrc_add(t, test_rand(&r) % 1000, v, 1);
+    }
+    tsrc_index(t);
+    gsnap_sampler_options o = GSNAP_SAMPLER_OPTIONS_INIT;
+    o.mode = GSNAP_MODE_FCR;
+    o.layers = 2;
+    o.fanouts[0] = o.fanouts[1] = 5;
+    gsnap_sampler *s;
+    OK(gsnap_sampler__open_src(&t->base, 0, &o, &s));
+    for (int device = -1; device <= 0; device++) {
+        gsnap_stager *st;
+        OK(gsnap_stager_open(256, 2, device, &st)); /* small: slots must grow */
+        printf("device %d: %s\n", device,
+               gsnap_stager_on_device(st) ? "CUDA device buffers" : "host buffers (no CUDA device)");
+        if (device < 0) CHECK(!gsnap_stager_on_device(st));
+        unsigned prev = 0;
+        size_t plen = 0;
+        void *pcopy = NULL;
+        int ok = 1;
+        for (int b = 0; b < 50; b++) {
+            uint64_t seeds[64];
+            OK(gsnap_sampler_random_seeds(s, (uint64_t)b, 64, seeds));
+            const void *buf;
+            size_t len;
+            OK(gsnap_sampler_next(s, seeds, 64, &buf, &len));
+            unsigned tk;
+            OK(gsnap_stager_submit(st, buf, len, &tk)); /* copy of b starts... */
+            CHECK(tk == (unsigned)b);
+            if (b > 0) { /* ...while batch b-1 is checked */
+                void *p;
+                size_t l;
+                OK(gsnap_stager_wait(st, prev, &p, &l));
+                CHECK(l == plen && p != NULL);
+                CHECK(((uintptr_t)p & 63) == 0);
+                void *back = malloc(l);
+                OK(gsnap_stager_read_back(st, prev, back, l));
+                if (memcmp(back, pcopy, l) != 0) ok = 0;
+                if (!gsnap_stager_on_device(st) && memcmp(p, pcopy, l) != 0) ok = 0;
+                CHECK(gsnap_block_check(back, l) == 0);
+                free(back);
+            }
+            if (b >= 2) { /* two slots: ticket b-2 was overwritten by b */
+                void *p;
+                CHECK(gsnap_stager_wait(st, (unsigned)b - 2, &p, NULL) == GSNAP_ESTATE);
+            }
+            free(pcopy);
+            pcopy = malloc(len);
+            memcpy(pcopy, buf, len);
+            plen = len;
+            prev = tk;
+        }
+        CHECK_MSG(ok, "staged buffers differ from the sampled ones");
+        free(pcopy);
+        gsnap_stager_close(st);
+    }
+    gsnap_stager *st;
+    CHECK(gsnap_stager_open(0, 1, -1, &st) == GSNAP_EINVAL);
+    gsnap_stager_close(NULL);
+    gsnap_sampler_close(s);
+    tsrc_destroy(&t->base);
+    TEST_DONE();
+}

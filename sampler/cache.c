@@ -114,28 +114,7 @@ static int draw_whole(gsnap_samp__cache *c, unsigned hop, uint64_t node, const u
     return 0;
 }
 
-/* Insertion sort: the lists sorted here hold at most a cache entry. */
-static void sort_u32(uint32_t *a, size_t n) {
-    for (size_t i = 1; i < n; i++) {
-        uint32_t x = a[i];
-        size_t j = i;
-        while (j > 0 && a[j - 1] > x) { a[j] = a[j - 1]; j--; }
-        a[j] = x;
-    }
-}
 
-/* Position of id in the ascending list, or -1. */
-static long find_id(const uint64_t *full, size_t d, uint64_t id) {
-    if (d == 0) return -1;
-    const uint64_t *b = full; /* branch-free: the last element <= id */
-    size_t len = d;
-    while (len > 1) {
-        size_t half = len / 2;
-        b += (b[half] <= id) ? half : 0;
-        len -= half;
-    }
-    return *b == id ? (long)(b - full) : -1;
-}
 
 int gsnap_samp__entry_refresh(gsnap_samp__cache *c, unsigned hop, uint64_t node,
                               const uint64_t *full, size_t d, const gsnap_samp__rparams *rp,
@@ -183,10 +162,10 @@ int gsnap_samp__entry_refresh(gsnap_samp__cache *c, unsigned hop, uint64_t node,
     if (r == 0) goto done;
     size_t ne = 0;
     for (uint32_t i = 0; i < cnt; i++) {
-        long p = find_id(full, d, cur[i]);
+        long p = gsnap_samp__find_id(full, d, cur[i]);
         if (p >= 0) excl[ne++] = (uint32_t)p;
     }
-    sort_u32(excl, ne);
+    gsnap_samp__sort_u32(excl, ne);
     size_t avail = d - ne;
     if (r > avail) r = avail;
     if (r > cap) r = cap;

@@ -256,27 +256,7 @@ int gsnap_sampler__need(gsnap_sampler *s, size_t n) {
     return rc;
 }
 
-/* Insertion sort: the lists sorted here hold at most a cache entry. */
-static void sort_u32(uint32_t *a, size_t n) {
-    for (size_t i = 1; i < n; i++) {
-        uint32_t x = a[i];
-        size_t j = i;
-        while (j > 0 && a[j - 1] > x) { a[j] = a[j - 1]; j--; }
-        a[j] = x;
-    }
-}
 
-static long find_id(const uint64_t *full, size_t d, uint64_t id) {
-    if (d == 0) return -1;
-    const uint64_t *b = full; /* branch-free: the last element <= id */
-    size_t len = d;
-    while (len > 1) {
-        size_t half = len / 2;
-        b += (b[half] <= id) ? half : 0;
-        len -= half;
-    }
-    return *b == id ? (long)(b - full) : -1;
-}
 
 /* Redraw a stale or PSCR-touched entry from the store (current view). */
 int gsnap_sampler__refresh_entry(gsnap_sampler *s, gsnap_samp__cache *c, unsigned cache_hop,
@@ -353,10 +333,10 @@ static int sample_node(gsnap_sampler *s, unsigned h, uint64_t node, size_t *k,
         ls->misses++;
         size_t ne = 0;
         for (size_t i = 0; i < m; i++) {
-            long p = find_id(full, d, s->tmp[i]);
+            long p = gsnap_samp__find_id(full, d, s->tmp[i]);
             if (p >= 0) s->excl[ne++] = (uint32_t)p;
         }
-        sort_u32(s->excl, ne);
+        gsnap_samp__sort_u32(s->excl, ne);
         gsnap_samp__key kf = {s->o.seed, (uint64_t)GSNAP_P_PCF << 8 | h, node, s->batch};
         if ((rc = gsnap_sampler__need(s, want + d))) return rc;
         got = gsnap_samp__choose_excl(&kf, d, s->excl, ne, want - m, s->pick, &s->sc);

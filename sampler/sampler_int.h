@@ -279,4 +279,8 @@ struct gsnap_sampler {
 int gsnap_sampler__open_src(gsnap_samp__src *src, int own, const gsnap_sampler_options *opts,
                             gsnap_sampler **out);
 
+/* util.c: small list helpers shared by cache.c and sampler.c */
+void gsnap_samp__sort_u32(uint32_t *a, size_t n);
+long gsnap_samp__find_id(const uint64_t *sorted, size_t d, uint64_t id);
+
 #endif

@@ -186,3 +186,26 @@ void gsnap_samp__map_free(gsnap_samp__map *m) {
     free(m->stamp);
     memset(m, 0, sizeof *m);
 }
+
+/* Insertion sort: the lists sorted here hold at most a cache entry. */
+void gsnap_samp__sort_u32(uint32_t *a, size_t n) {
+    for (size_t i = 1; i < n; i++) {
+        uint32_t x = a[i];
+        size_t j = i;
+        while (j > 0 && a[j - 1] > x) { a[j] = a[j - 1]; j--; }
+        a[j] = x;
+    }
+}
+
+/* Position of id in the ascending list, or -1 (branch-free bisection). */
+long gsnap_samp__find_id(const uint64_t *full, size_t d, uint64_t id) {
+    if (d == 0) return -1;
+    const uint64_t *b = full; /* the last element <= id */
+    size_t len = d;
+    while (len > 1) {
+        size_t half = len / 2;
+        b += (b[half] <= id) ? half : 0;
+        len -= half;
+    }
+    return *b == id ? (long)(b - full) : -1;
+}

@@ -400,6 +400,25 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Commit the open batch, account for it in the report, call progress. */
+static int commit_batch(gsnap_batch **b, size_t *in_batch, gsnap_ingest_report *rep,
+                        const gsnap_ingest_options *opts) {
+    uint64_t v = 0;
+    int rc = gsnap_batch_commit(*b, &v);
+    *b = NULL;
+    if (rc != GSNAP_OK)
+        return rc;
+    rep->events += *in_batch;
+    *in_batch = 0;
+    rep->batches++;
+    if (!rep->first_version)
+        rep->first_version = v;
+    rep->last_version = v;
+    if (opts->progress)
+        opts->progress(opts->progress_ctx, rep->lines, rep->events, v);
+    return GSNAP_OK;
+}
+
 int gsnap_ingest_text(gsnap_db *db, void *fpv, const char *name,
                       const gsnap_ingest_options *opts, gsnap_ingest_report *report)
 {
@@ -460,19 +479,9 @@ int gsnap_ingest_text(gsnap_db *db, void *fpv, const char *name,
         if (rc != GSNAP_OK)
             goto done;
         if (++in_batch >= batch_edges) {
-            uint64_t v = 0;
-            rc = gsnap_batch_commit(b, &v);
-            b = NULL;
+            rc = commit_batch(&b, &in_batch, &rep, opts);
             if (rc != GSNAP_OK)
                 goto done;
-            rep.events += in_batch;
-            in_batch = 0;
-            rep.batches++;
-            if (!rep.first_version)
-                rep.first_version = v;
-            rep.last_version = v;
-            if (opts->progress)
-                opts->progress(opts->progress_ctx, rep.lines, rep.events, v);
         }
     }
     if (ferror(fp)) {
@@ -485,21 +494,8 @@ int gsnap_ingest_text(gsnap_db *db, void *fpv, const char *name,
                               name, (unsigned long long)rep.lines + 1);
         goto done;
     }
-    if (b) {
-        uint64_t v = 0;
-        rc = gsnap_batch_commit(b, &v);
-        b = NULL;
-        if (rc != GSNAP_OK)
-            goto done;
-        rep.events += in_batch;
-        in_batch = 0;
-        rep.batches++;
-        if (!rep.first_version)
-            rep.first_version = v;
-        rep.last_version = v;
-        if (opts->progress)
-            opts->progress(opts->progress_ctx, rep.lines, rep.events, v);
-    }
+    if (b && (rc = commit_batch(&b, &in_batch, &rep, opts)) != GSNAP_OK)
+        goto done;
     if (rep.events == 0) {
         if (rep.bad_lines)
             rc = gsnap_store__err(db, GSNAP_EPARSE, "%s: no edges (%llu lines read, all %llu edge lines bad; first: %s)",

@@ -501,9 +501,11 @@ int gsnap_snapshot_create(gsnap_db *db, const char *name, const gsnap_snapshot_o
     b->p.seed = opts->seed;
     gsnap_snap__dir(db, name, b->dir, sizeof b->dir);
     snprintf(b->tmp, sizeof b->tmp, "%s/tmp", b->dir);
-    /* resolve the version now, from one read view used for the scan */
-    if ((rc = gsnap_read_begin(db, &rd))) goto out;
-    uint64_t latest = gsnap_read_version(rd);
+    /* resolve the version now; the scan's read view begins only after the
+     * catalog write (no read view is held across a write txn, which may have
+     * to grow the map) */
+    uint64_t latest = 0;
+    if ((rc = gsnap_db_version(db, &latest))) goto out;
     b->p.at_version = opts->as_of == GSNAP_VERSION_LATEST || opts->as_of > latest ? latest : opts->as_of;
     /* catalog: BUILDING */
     struct gsnap_cat *c = &b->cat;
@@ -529,6 +531,7 @@ int gsnap_snapshot_create(gsnap_db *db, const char *name, const gsnap_snapshot_o
     gsnap_snap__remove_files(db, name); /* leftovers of a crashed build */
     if ((rc = mkdirs(b))) goto out;
     /* phase 1: scan -> A, N_1, F */
+    if ((rc = gsnap_read_begin(db, &rd))) goto out;
     char path[2300];
     snprintf(path, sizeof path, "%s/adj", b->tmp);
     if ((rc = gsnap_pf__create(&b->A, path))) goto out;

@@ -120,10 +120,13 @@ headertest:
 	printf '#include "graphsnap.h"\nint main(){return gsnap_version_number() < 0;}\n' > $(BUILD)/ht.cc
 	c++ -std=c++11 -pedantic -Wall -Wextra -Werror -Iinclude -fsyntax-only $(BUILD)/ht.cc
 
-$(BUILD)/graphsnap.pc: graphsnap.pc.in include/graphsnap.h
+# Regenerated on every install (FORCE): PREFIX/LIBDIR/INCDIR may differ per call.
+$(BUILD)/graphsnap.pc: graphsnap.pc.in include/graphsnap.h FORCE
 	@mkdir -p $(BUILD)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCDIR@|$(INCDIR)|g' \
 	    -e 's|@VERSION@|$(VERSION)|g' -e 's|@LIBS_PRIVATE@|$(LDLIBS)|g' $< > $@
+
+FORCE:
 
 install: all $(BUILD)/graphsnap.pc
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) $(DESTDIR)$(BINDIR)
@@ -141,3 +144,24 @@ uninstall:
 
 clean:
 	rm -rf build build-asan build-ubsan build-vg build-fuzz
+
+# ---- reliability: libFuzzer targets (fuzz/, docs/reliability.md) ----------
+# `make fuzz` builds the library with clang, ASan, UBSan and coverage into
+# build-fuzz/ and links one libFuzzer binary per fuzz/fuzz_*.c:
+# build-fuzz/fuzz/fuzz_<name>. fuzz/run.sh runs them (short or long).
+FUZZ_SRC := $(wildcard fuzz/fuzz_*.c)
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+fuzz:
+	$(MAKE) BUILD=build-fuzz CC=clang OPT="-O1 -g -fno-omit-frame-pointer" \
+	    SANFLAGS="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" GSNAP_NO_CUDA=1 fuzz-bins
+
+.PHONY: fuzz-bins
+fuzz-bins: $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz/%)
+
+$(BUILD)/fuzz/%: fuzz/%.c $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLCFLAGS) -fsanitize=fuzzer -o $@ $< $(STATIC) $(LDFLAGS) $(LDLIBS)
+
+# The reliability tests include tests/crash/crash_lib.h and tests/soak/soak.c.
+$(addprefix $(BUILD)/tests/,test_crash_short test_enospc test_eacces test_soak_short crash/crash soak/soak): \
+    $(wildcard tests/crash/*.h tests/soak/*.c)

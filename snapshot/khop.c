@@ -284,7 +284,11 @@ int gsnap_khop(gsnap_snapshot *s, const uint64_t *seeds, size_t n, unsigned hops
             r->exact[idx] = hd.n_exact;
             r->capped[idx] = (hd.flags & GSNAP_REC_CAPPED) != 0;
             if (hd.slab_len == 0) continue;
+            /* A list never straddles a block: refuse any pointer that would
+             * (also keeps a damaged length from sizing a huge allocation). */
             if (hd.slab_hop != h || hd.slab_len < GSNAP_SLAB_LIST_HDR || (hd.slab_len - GSNAP_SLAB_LIST_HDR) % 8 ||
+                hd.slab_len > GSNAP_SLAB_BLOCK - GSNAP_SLAB_BLOCK_HDR ||
+                hd.slab_off % GSNAP_SLAB_BLOCK + hd.slab_len > GSNAP_SLAB_BLOCK ||
                 hd.slab_off / GSNAP_SLAB_BLOCK >= s->cat.blocks[h - 1]) {
                 rc = gsnap_store__err(s->db, GSNAP_ECORRUPT, "snapshot %s: bad slab pointer (hop %u, node %llu)",
                                       s->name, h, (unsigned long long)seeds[i]);

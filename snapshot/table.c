@@ -120,6 +120,11 @@ int gsnap_snap__cat_get(gsnap_db *db, MDB_txn *txn, const char *name, struct gsn
         return gsnap_store__err(db, GSNAP_ECHECKSUM, "snapshot %s: catalog record checksum mismatch", name);
     if (c->format != GSNAP_SNAP_FORMAT)
         return gsnap_store__err(db, GSNAP_EFORMAT, "snapshot %s: format %u not supported", name, c->format);
+    /* A record can pass its checksum and still be nonsense (written by a
+     * bug, or crafted): everything used as a bound or an index is checked. */
+    if (c->hops < 1 || c->hops > GSNAP_MAX_HOPS || c->dir > 1 || c->cap > GSNAP_SLAB_CAP)
+        return gsnap_store__err(db, GSNAP_ECORRUPT, "snapshot %s: catalog record out of range (hops %u, dir %u, cap %u)",
+                                name, c->hops, c->dir, c->cap);
     return 0;
 }
 

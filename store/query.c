@@ -343,6 +343,7 @@ int gsnap_store__changed_nodes(gsnap_db *db, gsnap_read *rd, gsnap_dir dir, uint
         if (ver > upto) break;
         if (((const unsigned char *)k.mv_data)[8] != (unsigned char)dir) continue;
         size_t m = v.mv_size / 8;
+        if (m == 0) continue; /* only a damaged log has an empty entry */
         if (cnt + m > cap) {
             size_t nc = (cnt + m) * 2;
             uint64_t *na = realloc(acc, nc * sizeof *na);

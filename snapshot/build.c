@@ -108,6 +108,14 @@ typedef struct {
     const gsnap_snapshot_options *opts;
 } build;
 
+/* A failed file operation of the build: ENOSPC/EFBIG are "no space", the
+ * rest I/O errors; either way the message says which file work failed. */
+static int file_err(build *b, const char *what) {
+    int e = errno;
+    int code = (e == ENOSPC || e == EFBIG || e == EDQUOT) ? GSNAP_ENOSPC : GSNAP_EIO;
+    return gsnap_store__err(b->db, code, "snapshot %s: %s: %s", b->name, what, e ? strerror(e) : "I/O error");
+}
+
 static int emit_list(build *b, unsigned hop, uint64_t v, const uint64_t *ids, size_t n) {
     struct ptr_rec r;
     gsnap_slab_ptr sp;
@@ -124,7 +132,7 @@ static int emit_list(build *b, unsigned hop, uint64_t v, const uint64_t *ids, si
     r.len = sp.len;
     r.n_exact = n;
     r.flags = n > m ? GSNAP_REC_CAPPED : 0;
-    if (fwrite(&r, sizeof r, 1, b->ptrs[hop]) != 1) return GSNAP_EIO;
+    if (fwrite(&r, sizeof r, 1, b->ptrs[hop]) != 1) return file_err(b, "writing a slab pointer spill file");
     b->cat.exact_ids[hop - 1] += n;
     b->cat.stored_ids[hop - 1] += m;
     if (n > m) b->cat.capped[hop - 1]++;
@@ -153,7 +161,7 @@ static int open_hop(build *b, unsigned hop) {
     char path[2300];
     snprintf(path, sizeof path, "%s/ptr%u", b->tmp, hop);
     b->ptrs[hop] = fopen(path, "w+b");
-    if (!b->ptrs[hop]) return GSNAP_EIO;
+    if (!b->ptrs[hop]) return file_err(b, "creating a slab pointer spill file");
     unlink(path);
     setvbuf(b->ptrs[hop], NULL, _IOFBF, 1u << 18);
     if (gsnap_snap__slab_path(b->db, b->name, hop, path, sizeof path)) return GSNAP_EINVAL;
@@ -338,7 +346,7 @@ static int table_txn(gsnap_db *db, MDB_txn *txn, void *vctx) {
     uint64_t a_pos = c->a_pos, p_pos = c->p_pos, keys = 0;
     u64vec grp = {0};
     if (fseeko(af, (off_t)(a_pos * sizeof pr), SEEK_SET) || fseeko(pf, (off_t)(p_pos * sizeof r), SEEK_SET))
-        return GSNAP_EIO;
+        return file_err(b, "seeking in a spill file");
     size_t m = (size_t)ceil(b->p.alpha * b->p.fanouts[c->hop - 1]);
     int got = fread(&pr, sizeof pr, 1, af) == 1;
     c->done = 1;
@@ -390,7 +398,7 @@ static int table_txn(gsnap_db *db, MDB_txn *txn, void *vctx) {
         }
         keys++;
     }
-    if (ferror(af) || ferror(pf)) rc = GSNAP_EIO;
+    if (ferror(af) || ferror(pf)) rc = file_err(b, "reading a spill file");
     c->a_end = a_pos;
     c->p_end = p_pos;
 out:
@@ -403,7 +411,7 @@ static int write_table(build *b, MDB_dbi dbi) {
     int rc = 0;
     if ((rc = gsnap_pf__rewind(&b->A))) return rc;
     for (unsigned hop = 1; hop <= b->p.hops && !rc; hop++) {
-        if (fflush(b->ptrs[hop])) return GSNAP_EIO;
+        if (fflush(b->ptrs[hop])) return file_err(b, "flushing a slab pointer spill file");
         c.hop = hop;
         c.a_pos = c.p_pos = 0;
         do {

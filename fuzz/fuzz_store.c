@@ -175,13 +175,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 2) return 0;
     const target *t = &g_t[data[0] % g_nt];
     size_t len = size - 2;
-#ifndef GSNAP_FUZZ_ALL
-    /* Known finding F1 (docs/reliability.md), reported, not yet fixed in
-     * store/query.c: an empty change-log value makes gsnap_store__changed_nodes
-     * compute NULL + 0 (UBSan). Skipped so the run goes on; build with
-     * -DGSNAP_FUZZ_ALL to include it. */
-    if (t->kind == 3 && len == 0) return 0;
-#endif
     unsigned char *val = malloc(len ? len : 1);
     if (!val) return 0;
     memcpy(val, data + 2, len);

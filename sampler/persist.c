@@ -8,6 +8,10 @@
  * see all of it or none of it. An entry shorter than the sampler needs
  * (fewer than min(alpha*f, degree) ids, or no hop 0 entry yet) is drawn
  * from the store and written back at open, as a new generation.
+ * A frozen sampler redraws, in memory only, every loaded entry recorded at a
+ * version above its snapshot's (written by a fresh sampler; finding F10); a
+ * fresh sampler writes no entry for a node without neighbours at the
+ * snapshot's (T, V) (no new table keys; finding F2). docs/sampler.md.
  */
 #include "sampler/sampler_int.h"
 #include "snapshot/snapshot.h"
@@ -56,8 +60,25 @@ typedef struct {
     uint64_t old_gen, new_gen;
 } save_ctx;
 
+/* Does node v have a key at hop 1, i.e. neighbours at the snapshot's (T, V)?
+ * (The build writes a key for such nodes at every hop 1..k and no other.) */
+static int in_snapshot(save_ctx *c, MDB_txn *txn, uint64_t v, int *yes) {
+    size_t n = 0;
+    int rc = gsnap_snapshot__cache_get(c->s->snap, txn, 1, v, NULL, 0, &n, NULL, NULL);
+    *yes = rc == 0 || rc == GSNAP_ERANGE;
+    return rc == 0 || rc == GSNAP_ERANGE || rc == GSNAP_NOTFOUND ? 0 : rc;
+}
+
 static int put_node(save_ctx *c, MDB_txn *txn, uint64_t v) {
     const gsnap_samp__image *im = c->im;
+    if (c->s->o.max_staleness >= 0) {
+        /* F2: a fresh sampler never adds keys for nodes that only gained
+         * neighbours after the snapshot's version (the catalog counts the
+         * snapshot's nodes); their entries stay in its memory. */
+        int yes = 0;
+        int rc = in_snapshot(c, txn, v, &yes);
+        if (rc || !yes) return rc;
+    }
     for (unsigned i = 0; i < im->ncache; i++) {
         const gsnap_samp__cache *ca = &im->caches[i];
         if (v >= im->nnodes || ca->cap == 0 || ca->cnt[v] == GSNAP_SAMP_UNCACHED) continue;
@@ -89,15 +110,16 @@ static int save_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
 }
 
 int gsnap_samp__persist_save(gsnap_sampler *s, const gsnap_samp__image *im,
-                             const uint64_t *nodes, size_t n, uint64_t base_gen, uint64_t *gen) {
+                             const uint64_t *nodes, size_t n, uint64_t base_gen, uint64_t *gen,
+                             int *mixed) {
     save_ctx c = {s, im, nodes, n, 0, 0};
-    uint64_t before = base_gen;
     int rc = gsnap_store__write(s->db, save_fn, &c);
     if (rc) return rc;
     /* A partial write on top of another writer's generation leaves this
-     * image different from the table: force a reload at the next batch. */
-    if (!nodes || c.old_gen == before) *gen = c.new_gen;
-    else *gen = UINT64_MAX;
+     * image different from the table: the caller forces a reload at the
+     * next batch. The generation number stays the committed one. */
+    *gen = c.new_gen;
+    *mixed = nodes && c.old_gen != base_gen;
     return 0;
 }
 
@@ -106,8 +128,10 @@ int gsnap_samp__persist_save(gsnap_sampler *s, const gsnap_samp__image *im,
 int gsnap_samp__persist_load(gsnap_sampler *s, gsnap_samp__image *im, uint64_t *gen) {
     gsnap_read *rd = NULL;
     uint64_t *buf = NULL, *fix = NULL;
+    uint64_t *redo = NULL; /* node << 5 | cache index: entries to redraw at (T, V) */
     uint32_t *pick = NULL;
-    size_t bcap = 4096, nfix = 0, fixcap = 0;
+    size_t bcap = 4096, nfix = 0, fixcap = 0, nredo = 0, redocap = 0;
+    int frozen = s->o.max_staleness < 0;
     gsnap_samp__scratch sc = {0};
     int rc = 0;
     int first = !s->loaded;
@@ -142,11 +166,26 @@ int gsnap_samp__persist_load(gsnap_sampler *s, gsnap_samp__image *im, uint64_t *
             }
             if (rc == GSNAP_NOTFOUND) {
                 rc = 0;
-                if (im->deg[v] == 0) { c->cnt[v] = 0; continue; } /* no neighbours */
+                if (im->deg[v] == 0) { /* no neighbours at the snapshot's (T, V) */
+                    c->cnt[v] = 0;
+                    c->ver[v] = s->rp.as_of; /* what an absent key reflects */
+                    continue;
+                }
                 need_fix = 1;
                 continue;
             }
             if (rc) goto out;
+            if (frozen && ever > s->rp.as_of) {
+                /* F10: drawn by a fresh sampler at a newer version; it may
+                 * hold edges that do not exist at this snapshot's (T, V).
+                 * Redrawn below at (T, V), in memory only. */
+                if (gsnap_samp__reserve((void **)&redo, &redocap, nredo + 1, sizeof *redo)) {
+                    rc = GSNAP_ENOMEM;
+                    goto out;
+                }
+                redo[nredo++] = v << 5 | i;
+                continue;
+            }
             size_t deg = im->deg[v];
             size_t want = c->cap < deg ? c->cap : deg;
             if (n < want) { need_fix = 1; continue; } /* too short: keep the drawn one */
@@ -174,12 +213,30 @@ int gsnap_samp__persist_load(gsnap_sampler *s, gsnap_samp__image *im, uint64_t *
     gsnap_read_end(rd);
     rd = NULL;
     im->gen = *gen;
+    im->mixed = 0;
+    if (nredo) { /* frozen: redraw entries newer than the snapshot at its (T, V) */
+        if ((rc = s->src->begin(s->src, s->rp.at_t, s->rp.as_of))) goto out;
+        for (size_t j = 0; j < nredo && rc == 0; j++) {
+            uint64_t v = redo[j] >> 5;
+            unsigned i = (unsigned)(redo[j] & 31);
+            const uint64_t *full = NULL;
+            size_t d = 0;
+            uint64_t rep = 0;
+            if ((rc = s->src->nbrs(s->src, v, &full, &d))) break;
+            rc = gsnap_samp__entry_refresh(&im->caches[i], s->rp.hops[i], v, full, d, &s->rp,
+                                           im->gen, s->rp.as_of, 1, &sc, &rep, NULL);
+        }
+        s->src->end(s->src);
+        if (rc) goto out;
+    }
     if (nfix && !gsnap_store__read_only(s->db)) {
         /* write the entries drawn here as the next generation */
-        if ((rc = gsnap_samp__persist_save(s, im, fix, nfix, im->gen, &im->gen))) goto out;
-        if (im->gen == UINT64_MAX) { /* someone else wrote meanwhile: reload */
+        int mixed = 0;
+        if ((rc = gsnap_samp__persist_save(s, im, fix, nfix, im->gen, &im->gen, &mixed))) goto out;
+        if (mixed) { /* someone else wrote meanwhile: reload */
             free(fix);
             fix = NULL;
+            free(redo);
             free(buf);
             free(pick);
             gsnap_samp__scratch_free(&sc);
@@ -192,6 +249,7 @@ out:
     free(buf);
     free(pick);
     free(fix);
+    free(redo);
     gsnap_samp__scratch_free(&sc);
     return rc;
 }

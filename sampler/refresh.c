@@ -26,6 +26,7 @@ static int refresh_image(gsnap_sampler *s, gsnap_samp__image *im,
                          const gsnap_samp__rparams *rp, const uint64_t *changed,
                          uint64_t *entries, uint64_t *replaced) {
     uint64_t base = from ? from->gen : im->gen, gen = base + 1;
+    int was_mixed = from ? from->mixed : im->mixed, mixed = 0;
     uint64_t *dirty = NULL;
     size_t ndirty = 0;
     int rc;
@@ -37,7 +38,10 @@ static int refresh_image(gsnap_sampler *s, gsnap_samp__image *im,
             for (uint64_t v = 0; v < im->nnodes; v++)
                 if (im->caches[i].cnt[v] != GSNAP_SAMP_UNCACHED) (*entries)++;
         /* a rebuild rewrites every entry */
-        if (rc == 0 && s->snap) rc = gsnap_samp__persist_save(s, im, NULL, 0, base, &im->gen);
+        if (rc == 0 && s->snap) {
+            rc = gsnap_samp__persist_save(s, im, NULL, 0, base, &im->gen, &mixed);
+            im->mixed = 0;
+        }
     } else {
         if (from)
             rc = gsnap_samp__image_refresh_from(im, from, src, rp, gen, changed, entries, replaced,
@@ -46,9 +50,11 @@ static int refresh_image(gsnap_sampler *s, gsnap_samp__image *im,
             rc = gsnap_samp__image_refresh_all(im, src, rp, gen, changed, entries, replaced,
                                                s->snap ? &dirty : NULL, &ndirty);
         /* only the entries that changed are written */
-        if (rc == 0 && s->snap)
+        if (rc == 0 && s->snap) {
             rc = gsnap_samp__persist_save(s, im, dirty ? dirty : (const uint64_t *)&base, ndirty,
-                                          base, &im->gen);
+                                          base, &im->gen, &mixed);
+            im->mixed = was_mixed || mixed;
+        }
     }
     free(dirty);
     return rc;
@@ -226,7 +232,7 @@ int gsnap_sampler__before_batch(gsnap_sampler *s) {
         uint64_t gen = 0;
         double t0 = gsnap_samp__now();
         if ((rc = gsnap_samp__persist_generation(s, &gen))) return rc;
-        if (gen != s->im->gen) {
+        if (gen != s->im->gen || s->im->mixed) {
             if ((rc = gsnap_samp__persist_load(s, s->im, &gen))) return rc;
             s->st.generation = s->im->gen;
         }
@@ -296,9 +302,11 @@ int gsnap_sampler__after_batch(gsnap_sampler *s, int rc) {
             n = 0;
             for (uint64_t v = 0; v < s->im->nnodes; v++)
                 if (s->touched[v] == mark) nodes[n++] = v;
-            rc = gsnap_samp__persist_save(s, s->im, nodes, n, s->im->gen, &s->im->gen);
+            int mixed = 0;
+            rc = gsnap_samp__persist_save(s, s->im, nodes, n, s->im->gen, &s->im->gen, &mixed);
             free(nodes);
             if (rc) return rc;
+            s->im->mixed |= mixed;
         }
         s->st.refreshes++;
         s->st.generation = s->im->gen;

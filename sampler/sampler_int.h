@@ -142,6 +142,9 @@ struct gsnap_samp__image {
     gsnap_samp__cache caches[GSNAP_MAX_LAYERS + 1];
     uint32_t *deg;    /* distinct degree at the build's (T, V) (threshold split) */
     const gsnap_samp__image *from; /* during refresh_from: the source image */
+    int mixed; /* with a snapshot: the entries differ from table generation `gen` (a
+                  partial commit landed on another writer's generation): reload at
+                  the next batch boundary. `gen` stays a real generation number. */
 };
 
 /* Parameters a refresh needs (a copy: a background thread owns it). */
@@ -195,10 +198,16 @@ struct gsnap_sampler;
 int gsnap_samp__persist_load(struct gsnap_sampler *s, gsnap_samp__image *im, uint64_t *gen);
 /* Commit the entries of `nodes` (NULL: every cached node) and generation
  * table + 1 in one write txn. base_gen: the generation the image had before
- * these changes; *gen = the committed generation, or UINT64_MAX when the
- * table had moved past base_gen (a partial write then mixes: reload). */
+ * these changes; *gen = the committed generation; *mixed = 1 when the table
+ * had moved past base_gen and the write was partial (the table then mixes
+ * two writers' entries: the image must reload), else 0. (Before F10 was
+ * fixed, that case stored the sentinel UINT64_MAX in *gen, which leaked into
+ * the statistics and the next generation number.) A fresh sampler writes no
+ * entry of a node that has no table key at hop 1, i.e. no neighbours at the
+ * snapshot's (T, V) (finding F2). */
 int gsnap_samp__persist_save(struct gsnap_sampler *s, const gsnap_samp__image *im,
-                             const uint64_t *nodes, size_t n, uint64_t base_gen, uint64_t *gen);
+                             const uint64_t *nodes, size_t n, uint64_t base_gen, uint64_t *gen,
+                             int *mixed);
 int gsnap_samp__persist_generation(struct gsnap_sampler *s, uint64_t *gen);
 /* Test hook: called inside the refresh write txn after the puts. */
 extern void (*gsnap_samp__in_txn_hook)(void);

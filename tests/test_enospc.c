@@ -193,9 +193,19 @@ static void fsize_limit(void) {
     free(dir);
 }
 
+static char *g_mounted; /* unmounted at exit even when a check exits early */
+static pid_t g_owner;
+static void unmount_at_exit(void) {
+    if (g_mounted && getpid() == g_owner) umount2(g_mounted, MNT_DETACH);
+}
+
 static void full_tmpfs(void) {
     char *dir = test_tmpdir("tmpfs");
-    if (mount("gsnap-enospc", dir, "tmpfs", MS_NOSUID | MS_NODEV, "size=2m") != 0) {
+    if (mount("gsnap-enospc", dir, "tmpfs", MS_NOSUID | MS_NODEV, "size=2m") == 0) {
+        g_mounted = dir;
+        g_owner = getpid();
+        atexit(unmount_at_exit);
+    } else {
         printf("tmpfs part not run: cannot mount a tmpfs here (%s)\n", strerror(errno));
         test_rmdir(dir);
         free(dir);
@@ -214,6 +224,7 @@ static void full_tmpfs(void) {
         fprintf(stderr, "remount %s: %s\n", dir, strerror(errno));
     verify_after(db_dir, r.max_v);
     if (umount(dir) != 0) fprintf(stderr, "umount %s: %s\n", dir, strerror(errno));
+    g_mounted = NULL;
     test_rmdir(dir);
     free(dir);
 }

@@ -9,8 +9,8 @@
 # invariants continuously; then gsnap_db_check and gsnap_snapshot_check on the
 # end state. Exit 0 only with zero violations. CI short run:
 # sh scripts/soak.sh 30 2 1. SOAK_FRESH=1 adds a second sampler in fresh
-# mode (max_staleness 4), which exposes findings F2 and F10 of
-# docs/reliability.md (open at the time of writing: the run then FAILS).
+# mode (max_staleness 4) on the same snapshot (findings F2 and F10 of
+# docs/reliability.md came from that mix; both are fixed, CI runs it).
 # BUILD (default build-rel) names the build directory; TMPDIR the scratch place.
 set -eu
 cd "$(dirname "$0")/.."

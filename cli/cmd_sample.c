@@ -208,9 +208,15 @@ static void print_result(const sample_args *a, const gsnap_sampler_stats *st, do
                (unsigned long long)l->misses, (unsigned long long)l->stale_hits,
                (unsigned long long)l->refreshed, (unsigned long long)l->edges);
     }
-    printf("generation %llu, %llu refreshes (%llu entries, %llu ids replaced)\n",
-           (unsigned long long)st->generation, (unsigned long long)st->refreshes,
-           (unsigned long long)st->refreshed_entries, (unsigned long long)st->replaced_ids);
+    if (a->so.mode == GSNAP_MODE_FCR || a->so.mode == GSNAP_MODE_FCR_SC)
+        /* FCR rebuilds every entry from scratch: no per-id replacement count */
+        printf("generation %llu, %llu refreshes (%llu entries rebuilt)\n",
+               (unsigned long long)st->generation, (unsigned long long)st->refreshes,
+               (unsigned long long)st->refreshed_entries);
+    else
+        printf("generation %llu, %llu refreshes (%llu entries, %llu ids replaced)\n",
+               (unsigned long long)st->generation, (unsigned long long)st->refreshes,
+               (unsigned long long)st->refreshed_entries, (unsigned long long)st->replaced_ids);
     printf("staleness: %llu entries marked stale, max staleness served %llu versions\n",
            (unsigned long long)st->stale_marked, (unsigned long long)st->max_staleness_seen);
     if (a->stage) printf("staging: %s\n", staged_dev ? "device buffers (CUDA)" : "host buffers (no CUDA device)");

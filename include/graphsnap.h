@@ -595,7 +595,8 @@ typedef struct {
     uint64_t generation;       /* cache generation now served */
     uint64_t refreshes;        /* refreshes completed (each one generation) */
     uint64_t refreshed_entries;/* entries rewritten by refreshes */
-    uint64_t replaced_ids;     /* cached ids replaced by refreshes */
+    uint64_t replaced_ids;     /* cached ids replaced by partial refreshes (FCR
+                                  rebuilds whole entries and does not count them) */
     uint64_t stale_marked;     /* entries marked stale by edge arrivals */
     uint64_t max_staleness_seen; /* largest (version - entry version) served, stale entries */
     double t_sample, t_refresh, t_pack, t_changes, t_load; /* seconds per stage */

@@ -50,6 +50,10 @@ step "check: every chunk, slab block and table entry"
 "$G" -d "$DB" check
 
 step "summary"
-awk -v db="$DB" 'BEGIN{RS=","} /"events"|"batches"|"seconds"|"edges_per_s"/ {gsub(/[{}" \n]/,""); print "  ingest " $0}' "$DB.ingest.json"
+# one JSON object from `ingest --json`: pick the numbers by key
+json() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" "$DB.ingest.json"; }
+printf '  ingested %s events in %s durable batches (versions 1..%s) in %.2f s: %.0f edges/s\n' \
+    "$(json events)" "$(json batches)" "$(json last_version)" "$(json seconds)" "$(json edges_per_second)"
 du -sh "$DB" | awk '{print "  database size " $1}'
-echo "  done: the database is in $DB (graphsnap -d $DB --help)"
+echo "  snapshot pgp2: 2 hops; samples served in modes fbl, fcr, pscr; check: 0 problems"
+echo "  the database is in $DB (try: $G -d $DB --help)"

@@ -516,7 +516,9 @@ const gsnap_snapshot_info *gsnap_snapshot_get_info(const gsnap_snapshot *snap);
 int gsnap_snapshot_check(gsnap_db *db, const char *name, gsnap_problem_fn report, void *ctx,
                          uint64_t *problems);
 
-/* @@SAMPLER_API@@ begin */
+/* ---------------------------------------------------------------------------
+ * Sampler and staging (sampler/)
+ * ------------------------------------------------------------------------- */
 /* ---------------------------------------------------------------------------
  * Sampler (sampler/): GraphSDSampler mini-batch neighbour sampling.
  *
@@ -734,7 +736,7 @@ int gsnap_stager_wait(gsnap_stager *st, unsigned ticket, void **ptr, size_t *len
 int gsnap_stager_read_back(gsnap_stager *st, unsigned ticket, void *dst, size_t len);
 /** Free all buffers (waits for transfers). NULL is fine. */
 void gsnap_stager_close(gsnap_stager *st);
-/* @@SAMPLER_API@@ end */
+/* end of the sampler section */
 
 #ifdef __cplusplus
 }

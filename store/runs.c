@@ -347,9 +347,14 @@ int gsnap_run__merge(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n, 
                      struct gsnap_meta *meta) {
     gsnap_run_writer w;
     gsnap_run_reader *rr = calloc(n, sizeof *rr);
+    gsnap_rec *head = malloc(n * sizeof *head); /* current record of each input */
     int rc = 0;
     uint64_t out_id = meta->next_run++;
-    if (!rr) return GSNAP_ENOMEM;
+    if (!rr || !head) {
+        free(rr);
+        free(head);
+        return GSNAP_ENOMEM;
+    }
     if ((rc = gsnap_run__writer_init(&w, db, txn, out_id))) goto out;
     uint64_t expect[2] = {0, 0};
     for (size_t i = 0; i < n; i++) {
@@ -364,18 +369,29 @@ int gsnap_run__merge(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n, 
     for (uint8_t dir = 0; dir < 2 && rc == 0; dir++) {
         for (size_t i = 0; i < n && rc == 0; i++)
             rc = gsnap_run__reader_open(&rr[i], db, txn, &in[i], dir, 0, 1, 1);
+        for (size_t i = 0; i < n; i++)
+            if (!rr[i].done) gsnap_run__reader_peek(&rr[i], &head[i]);
         while (rc == 0) {
-            /* Inputs hold disjoint version ranges, so the order is total. */
-            size_t best = n;
-            gsnap_rec cur, bestrec;
+            /* Inputs hold disjoint version ranges, so the order is total.
+             * Take the smallest head, then copy from that input for as long
+             * as it stays below the runner-up: one comparison per record
+             * over the long stretches a big base produces. */
+            size_t best = n, second = n;
             for (size_t i = 0; i < n; i++) {
                 if (rr[i].done) continue;
-                gsnap_run__reader_peek(&rr[i], &cur);
-                if (best == n || rec_less(&cur, &bestrec)) { best = i; bestrec = cur; }
+                if (best == n || rec_less(&head[i], &head[best])) {
+                    second = best;
+                    best = i;
+                } else if (second == n || rec_less(&head[i], &head[second])) {
+                    second = i;
+                }
             }
             if (best == n) break;
-            if ((rc = gsnap_run__writer_add(&w, dir, &bestrec))) break;
-            rc = gsnap_run__reader_next(db, &rr[best]);
+            do {
+                if ((rc = gsnap_run__writer_add(&w, dir, &head[best]))) break;
+                if ((rc = gsnap_run__reader_next(db, &rr[best])) || rr[best].done) break;
+                gsnap_run__reader_peek(&rr[best], &head[best]);
+            } while (second == n || rec_less(&head[best], &head[second]));
         }
         for (size_t i = 0; i < n; i++) gsnap_run__reader_close(&rr[i]);
     }
@@ -405,6 +421,7 @@ out:
     gsnap_run__writer_free(&w);
     for (size_t i = 0; i < n; i++) gsnap_run__reader_free(&rr[i]);
     free(rr);
+    free(head);
     return rc;
 }
 

@@ -37,7 +37,7 @@
  *     oldest versions and is stored dense (CSR: O(1) node lookup) when node
  *     ids are compact enough, chunked otherwise. The other runs are deltas,
  *     merged among themselves in tiers and into the base once they hold
- *     1/GSNAP_BASE_RATIO of its size.
+ *     1/GSNAP_BASE_RATIO of its size (1: as many records as the base).
  *   - History is never discarded: deletes are events, so any (T, V) can be
  *     answered. Space of merged-away runs returns to LMDB's free list once
  *     no reader txn can see it (LMDB MVCC).
@@ -53,7 +53,7 @@
 #define GSNAP_CHUNK_MAGIC 0x31435347u  /* "GSC1" */
 #define GSNAP_MERGE_FANOUT 4           /* runs per level before they merge */
 #define GSNAP_LEVEL_BASE 1000u         /* the level of the base run */
-#define GSNAP_BASE_RATIO 2             /* deltas merge into the base at base/2 */
+#define GSNAP_BASE_RATIO 1             /* deltas merge into the base once as big as it */
 #define GSNAP_DENSE_MAGIC 0x31445347u  /* "GSD1" */
 #define GSNAP_INDEX_MAGIC 0x31495347u  /* "GSI1" */
 #define GSNAP_CHUNK_RECS 510           /* 16 + 510*32 = 16336 B: 4 LMDB pages */

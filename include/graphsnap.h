@@ -173,8 +173,10 @@ typedef void (*gsnap_problem_fn)(void *ctx, const char *problem);
 
 /**
  * Verify the store: every chunk's magic, size and XXH3 checksum, record order
- * inside and across chunks, versions against the run catalog, record counts,
- * orphan chunks, the meta record against the runs. Reads everything: O(size).
+ * inside and across chunks, the dense base's records and offset index, each
+ * run's Bloom filter against its nodes, versions against the run catalog,
+ * record counts, orphan chunks, the meta record against the runs. Reads
+ * everything: O(size).
  * `report` (may be NULL) is called per problem; *problems (may be NULL)
  * receives the count. Returns GSNAP_OK when the walk completed (problems or
  * not), or an error that stopped it.

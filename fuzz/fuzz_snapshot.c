@@ -25,6 +25,8 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "fuzz_seed.h"
+
 typedef struct {
     int kind; /* 0 slab block, 1 table value, 2 catalog */
     unsigned hop;
@@ -128,14 +130,7 @@ static void setup(void) {
     for (size_t i = 0; seeds && i < g_nt; i++) {
         if (done[g_t[i].kind] || (g_t[i].kind == 0 && g_t[i].block == 0)) continue;
         done[g_t[i].kind] = 1;
-        char p[600];
-        snprintf(p, sizeof p, "%s/kind%d-target%zu", seeds, g_t[i].kind, i);
-        FILE *f = fopen(p, "wb");
-        if (!f) continue;
-        fputc((int)i, f);
-        fputc(0, f);
-        fwrite(g_t[i].val, 1, g_t[i].vlen, f);
-        fclose(f);
+        fuzz_write_seed(seeds, g_t[i].kind, i, g_t[i].val, g_t[i].vlen);
     }
     atexit(cleanup);
 }

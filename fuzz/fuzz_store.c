@@ -27,6 +27,8 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "fuzz_seed.h"
+
 typedef struct {
     MDB_dbi dbi;
     int kind; /* 0 chunk, 1 meta, 2 run, 3 change, 4 dense, 5 bloom */
@@ -106,14 +108,7 @@ static void setup(void) {
     for (size_t i = 0; seeds && i < g_nt; i++) {
         if (done_kind[g_t[i].kind] || g_t[i].vlen > 1024) continue;
         done_kind[g_t[i].kind] = 1;
-        char p[600];
-        snprintf(p, sizeof p, "%s/kind%d-target%zu", seeds, g_t[i].kind, i);
-        FILE *f = fopen(p, "wb");
-        if (!f) continue;
-        fputc((int)i, f);
-        fputc(0, f);
-        fwrite(g_t[i].val, 1, g_t[i].vlen, f);
-        fclose(f);
+        fuzz_write_seed(seeds, g_t[i].kind, i, g_t[i].val, g_t[i].vlen);
     }
     atexit(cleanup);
 }

@@ -60,7 +60,7 @@ SONAME := libgraphsnap.so.$(VMAJOR)
 SHARED := $(BUILD)/libgraphsnap.so.$(VERSION)
 CLI := $(BUILD)/graphsnap
 
-.PHONY: all lib cli tools test asan ubsan valgrind headertest install uninstall bench clean check-deps fuzz
+.PHONY: all lib cli tools test asan ubsan valgrind headertest install uninstall bench clean fuzz
 all: lib cli tools
 
 lib: $(STATIC) $(SHARED)

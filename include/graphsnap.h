@@ -732,7 +732,25 @@ int gsnap_sample_mode_parse(const char *name, gsnap_sample_mode *mode);
 
 #define GSNAP_MAX_LAYERS 16
 
-#define GSNAP_SAMPLER_OPTIONS_VERSION 3
+/** Refresh policies (adaptive refresh, docs/sampler.md "Adaptive refresh"):
+ *  how the OTF modes choose gamma per layer at each scheduled refresh. */
+typedef enum {
+    GSNAP_REFRESH_FIXED = 0, /* gamma = options.gamma at every refresh (default) */
+    GSNAP_REFRESH_MISS,      /* gamma_l = clamp(DeltaH_l / (2 lambda_l), 0, 1), DeltaH_l the
+                                share of layer l's frontier the cache did not hold (no entry
+                                though eligible, or stale beyond max_staleness) over the last
+                                `adapt_window` batches */
+    GSNAP_REFRESH_FEEDBACK   /* gamma_l = min(1, kappa * statistic_l), the statistic reported
+                                by the trainer (gsnap_sampler_report) */
+} gsnap_refresh_policy;
+#define GSNAP_REFRESH_POLICY_COUNT 3
+
+/** Name of a policy ("fixed", "miss", "feedback"); "?" when unknown. Static string. */
+const char *gsnap_refresh_policy_name(gsnap_refresh_policy p);
+/** Parse a policy name (case-insensitive). GSNAP_EINVAL when unknown. */
+int gsnap_refresh_policy_parse(const char *name, gsnap_refresh_policy *p);
+
+#define GSNAP_SAMPLER_OPTIONS_VERSION 4
 typedef struct {
     unsigned version;        /* GSNAP_SAMPLER_OPTIONS_VERSION */
     gsnap_sample_mode mode;
@@ -770,9 +788,30 @@ typedef struct {
                                 PSCR: up to `workers` batches are produced together,
                                 each thread with its own scratch, and returned in
                                 order; batch i is the same whatever the count */
+    /* since version 4 -- adaptive refresh and run-time core (issue 18); a
+     * version-1..3 caller's struct ends above and gets the defaults (fixed
+     * policy, static degree core): */
+    gsnap_refresh_policy policy; /* how gamma is chosen at each scheduled refresh of the
+                                OTF modes (PSCR, FSCR, PCF and -SC); a policy other than
+                                FIXED is EINVAL in FBL and FCR modes */
+    double lambda[GSNAP_MAX_LAYERS]; /* MISS: cost weight lambda_l > 0 per layer, DGL
+                                order as fanouts; 0 = 0.5 (gamma_l = DeltaH_l) */
+    double kappa;            /* FEEDBACK: gamma_l = min(1, kappa * statistic_l); 0 = 1 */
+    uint32_t adapt_window;   /* batches over which DeltaH and the core's in-batch
+                                frequencies are measured; 0 = period */
+    uint32_t core_min;       /* run-time core: > 0 = a node whose frontier appearances
+                                over the window reach core_min joins the cached core at
+                                the next scheduled refresh, one below it leaves (among
+                                nodes of degree above threshold; cached modes without a
+                                snapshot). 0 = the static degree core */
+    uint64_t core_max_bytes; /* run-time core: bound on the core's bytes (per member the
+                                sum over caches of 16 + 12 * cap: entry, count, version
+                                and serving slot); hottest first; 0 = no bound */
+    /* end of the issue-18 block */
 } gsnap_sampler_options;
 #define GSNAP_SAMPLER_OPTIONS_INIT {GSNAP_SAMPLER_OPTIONS_VERSION, GSNAP_MODE_FBL, 0, \
-    {0}, GSNAP_DIR_IN, 0, 0, 0, 0, 0, 0, -1, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, NULL, NULL, 0}
+    {0}, GSNAP_DIR_IN, 0, 0, 0, 0, 0, 0, -1, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, NULL, NULL, 0, \
+    GSNAP_REFRESH_FIXED, {0}, 0, 0, 0, 0}
 
 typedef struct gsnap_sampler gsnap_sampler;
 
@@ -885,6 +924,65 @@ int gsnap_sampler_follow(gsnap_sampler *s, int move, uint64_t *lag);
 void gsnap_sampler_stats_get(const gsnap_sampler *s, gsnap_sampler_stats *st);
 /** XXH3 checksum of the cached lists of the generation being served. O(cache). */
 uint64_t gsnap_sampler_cache_checksum(const gsnap_sampler *s);
+
+/* ---- adaptive refresh and the run-time core (issue 18) ------------------- */
+
+/** The gamma chosen for one layer at one scheduled refresh, with its inputs. */
+typedef struct {
+    uint64_t batch;       /* batch number at which the refresh ran */
+    uint32_t layer;       /* DGL order (0 = input layer); an -SC mode records its
+                             one shared choice as layer L-1 */
+    uint32_t policy;      /* gsnap_refresh_policy */
+    double gamma;         /* the share chosen, in [0, 1] */
+    /* MISS inputs (sums over the window's batches; an -SC mode pools its layers): */
+    uint64_t needed;      /* frontier nodes served at a cached layer */
+    uint64_t not_held;    /* ... with no entry though eligible (degree above the
+                             threshold; with a run-time core: a core candidate) */
+    uint64_t stale;       /* ... with an entry whose node got edges and that is more
+                             than max_staleness versions old */
+    double delta_h;       /* (not_held + stale) / needed (0 when needed is 0) */
+    double lambda;
+    /* FEEDBACK inputs: */
+    double statistic;     /* last reported value (-1: none reported yet, gamma =
+                             options.gamma) */
+    double kappa;
+} gsnap_gamma_choice;
+
+/** The run-time core and the refresh decisions so far. */
+typedef struct {
+    uint32_t policy;          /* gsnap_refresh_policy */
+    uint32_t dynamic_core;    /* 1 when core_min > 0 */
+    uint64_t decisions;       /* scheduled refreshes at which gamma was chosen */
+    uint64_t skipped;         /* FSCR / PCF refreshes skipped: every gamma was 0 */
+    uint64_t core_nodes;      /* nodes holding an entry now (in any cache) */
+    uint64_t core_bytes;      /* their bytes (per member: sum over caches of 16 + 12 * cap) */
+    uint64_t core_joined;     /* nodes that joined the run-time core so far */
+    uint64_t core_left;       /* nodes that left it so far */
+    uint64_t core_capped;     /* candidates kept out by core_max_bytes at the last update */
+} gsnap_adapt_stats;
+
+/**
+ * FEEDBACK policy: report the trainer's statistic for `layer` (DGL order,
+ * 0 = input layer; e.g. the gradient variance of that layer's weights). The
+ * next scheduled refresh uses the last value reported per layer: gamma =
+ * min(1, kappa * value). Returns GSNAP_OK, or GSNAP_EINVAL (s NULL, layer
+ * >= layers, value negative or not finite, or the sampler's policy is not
+ * FEEDBACK). One thread at a time per sampler (as every sampler call). O(1).
+ */
+int gsnap_sampler_report(gsnap_sampler *s, unsigned layer, double value);
+
+/**
+ * The gamma decisions so far, oldest first: copies up to `max` records into
+ * out (NULL is fine with max 0) and returns how many there are in all (one
+ * record per cached layer per scheduled refresh of an OTF mode; 0 for FBL,
+ * FCR and before the first refresh). Kept until close. One thread at a time
+ * per sampler. O(max).
+ */
+size_t gsnap_sampler_gamma_history(const gsnap_sampler *s, gsnap_gamma_choice *out, size_t max);
+
+/** Policy and core statistics (copied into *st; zeros for s NULL). O(nodes *
+ *  caches): counts the core. One thread at a time per sampler. */
+void gsnap_sampler_adapt_stats_get(const gsnap_sampler *s, gsnap_adapt_stats *st);
 
 /**
  * Refresh a snapshot's caches (what `graphsnap refresh` runs): opens a

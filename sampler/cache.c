@@ -161,7 +161,8 @@ int gsnap_samp__entry_refresh(gsnap_samp__cache *c, unsigned hop, uint64_t node,
         goto done;
     }
     /* full entry: keep cap - r, add r fresh ones not in the entry */
-    size_t r = (size_t)(rp->gamma * cap + 0.5);
+    double g = rp->per_hop ? rp->hop_gamma[hop] : rp->gamma; /* policy.c sets hop_gamma */
+    size_t r = (size_t)(g * cap + 0.5);
     if (r == 0) goto done;
     size_t ne = 0;
     for (uint32_t i = 0; i < cnt; i++) {

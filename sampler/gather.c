@@ -19,9 +19,11 @@
  * version-2 one before `workers`. */
 int gsnap_samp__copy_options(gsnap_sampler_options *o, const gsnap_sampler_options *opts) {
     memset(o, 0, sizeof *o);
-    if (opts->version == 1 || opts->version == 2) {
-        memcpy(o, opts, opts->version == 1 ? offsetof(gsnap_sampler_options, features)
-                                           : offsetof(gsnap_sampler_options, workers));
+    if (opts->version >= 1 && opts->version <= 3) {
+        static const size_t end[3] = {offsetof(gsnap_sampler_options, features),
+                                      offsetof(gsnap_sampler_options, workers),
+                                      offsetof(gsnap_sampler_options, policy)};
+        memcpy(o, opts, end[opts->version - 1]);
         o->version = GSNAP_SAMPLER_OPTIONS_VERSION;
         return 0;
     }

@@ -62,6 +62,8 @@ static int setup_options(gsnap_sampler *s, const gsnap_sampler_options *opts) {
     }
     s->o = o;
     gsnap_samp__rparams *rp = &s->rp;
+    int prc = gsnap_samp__adapt_setup(s); /* policy.c: version-4 options (issue 18) */
+    if (prc) return prc;
     memset(rp, 0, sizeof *rp);
     rp->seed = o.seed;
     rp->gamma = o.gamma;
@@ -118,6 +120,7 @@ void gsnap_sampler_close(gsnap_sampler *s) {
     gsnap_samp__image_free(s->im);
     free(s->changed_at);
     free(s->bg_changed);
+    gsnap_samp__adapt_free(s);
     free_scratch(s);
     gsnap_samp__persist_close(s);
     if (s->own_src && s->src) s->src->destroy(s->src);
@@ -181,7 +184,7 @@ static int finish_open(gsnap_sampler *s) {
             return GSNAP_ENOMEM;
     }
     s->st.generation = s->im ? s->im->gen : 0;
-    return 0;
+    return gsnap_samp__core_init(s); /* core_dyn.c: run-time core (issue 18) */
 }
 
 static gsnap_sampler *alloc_sampler(void) {

@@ -283,7 +283,8 @@ static int mark_changes(gsnap_sampler *s) {
  * scheduled refreshes of FCR / FSCR / PCF (and -SC) without a snapshot in
  * frozen mode (no entry changes during batches, no table to commit to). */
 static int pipelined(const gsnap_sampler *s) {
-    return s->o.period && s->im && !s->snap && !s->changed_at && !is_pscr(s->o.mode);
+    return s->o.period && s->im && !s->snap && !s->changed_at && !is_pscr(s->o.mode) &&
+           !s->ad; /* an adaptive gamma or core is chosen at the due batch */
 }
 
 int gsnap_sampler__before_batch(gsnap_sampler *s) {
@@ -304,7 +305,8 @@ int gsnap_sampler__before_batch(gsnap_sampler *s) {
         if ((rc = mark_changes(s))) return rc;
         s->st.t_changes += gsnap_now() - t0;
     }
-    int due = s->o.period && s->batch > 0 && s->batch % s->o.period == 0;
+    int due = s->o.period && s->batch > 0 && s->batch % s->o.period == 0, skip = 0;
+    if (due && (rc = gsnap_samp__adapt_due(s, &skip))) return rc; /* policy.c: the gammas */
     if (pipelined(s)) {
         /* generation k+1 is prepared aside while batches [kT, (k+1)T) are served
          * from k, and swapped in at batch (k+1)T: the same entries as a refresh
@@ -318,11 +320,13 @@ int gsnap_sampler__before_batch(gsnap_sampler *s) {
             if ((rc = gsnap_sampler_refresh(s))) return rc; /* none prepared (cancelled) */
         }
         if (!s->bg_running && (rc = bg_start(s, 1))) return rc;
-    } else if (due && s->im && !is_pscr(s->o.mode) && !s->bg_running) {
+    } else if (due && s->im && !is_pscr(s->o.mode) && !s->bg_running && !skip) {
         if ((rc = gsnap_sampler_refresh(s))) return rc;
     }
     if ((rc = gsnap_samp__hot_build(s->im))) return rc;
-    return s->src->begin(s->src, s->o.max_staleness >= 0 ? s->o.at_t : s->rp.at_t, s->version);
+    rc = s->src->begin(s->src, s->o.max_staleness >= 0 ? s->o.at_t : s->rp.at_t, s->version);
+    if (rc == 0 && due) rc = gsnap_samp__core_update(s); /* core_dyn.c: run-time core */
+    return rc;
 }
 
 int gsnap_sampler__pscr_due(const gsnap_sampler *s) {
@@ -386,6 +390,7 @@ int gsnap_sampler__after_batch(gsnap_sampler *s, int rc) {
         s->st.refreshes++;
         s->st.generation = s->im->gen;
     }
+    gsnap_samp__adapt_end(s); /* policy.c: the batch's counts enter the window */
     s->batch++;
     s->st.batches++;
     return 0;

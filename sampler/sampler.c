@@ -40,6 +40,7 @@ static int sample_node(gsnap_sampler *s, unsigned h, uint64_t node, size_t *k,
         if ((rc = s->src->nbrs(s->src, node, &full, &d))) return rc;
         ls->bytes_read += s->src->bytes_read - before;
         ls->misses++;
+        if (c) gsnap_samp__adapt_miss(s, h, node, d); /* policy.c: not held */
         size_t want = f < 0 ? d : (size_t)f;
         if ((rc = need_scratch(s, want < d ? want : d))) return rc;
         got = gsnap_samp__choose_base(gsnap_samp__mix(s->kb_fbl, node), d, want, s->pick, &s->sc);
@@ -56,6 +57,7 @@ static int sample_node(gsnap_sampler *s, unsigned h, uint64_t node, size_t *k,
             if ((rc = gsnap_sampler__refresh_entry(s, c, chop, node, s->im->gen, 1, &rep)))
                 return rc;
             ls->refreshed++;
+            gsnap_samp__adapt_stale(s, h); /* policy.c: stale beyond the bound */
         } else {
             ls->stale_hits++;
             if (age > s->st.max_staleness_seen) s->st.max_staleness_seen = age;
@@ -282,6 +284,7 @@ int gsnap_samp__produce(gsnap_sampler *s, const uint64_t *seeds, size_t nseeds) 
     uint64_t pscr_gen = s->im ? s->im->gen + 1 : 0;
     for (unsigned h = 1; h <= s->L; h++) {
         if ((rc = gsnap_sampler__pscr(s, h, cur, ncur, pscr_gen))) goto out;
+        if ((rc = gsnap_samp__adapt_layer(s, h, cur, ncur))) goto out; /* policy.c */
         if ((rc = sample_layer(s, h, cur, ncur, &ls[s->L - h]))) goto out;
         cur = ls[s->L - h].src;
         ncur = ls[s->L - h].nsrc;

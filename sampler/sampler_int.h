@@ -181,6 +181,8 @@ typedef struct {
     unsigned ncache;
     uint32_t caps[GSNAP_MAX_LAYERS + 1];
     unsigned hops[GSNAP_MAX_LAYERS + 1]; /* hop number of caches[i] (0 = shared) */
+    int per_hop; /* adaptive refresh (policy.c): gamma of cache hop h = hop_gamma[h] */
+    double hop_gamma[GSNAP_MAX_LAYERS + 1];
 } gsnap_samp__rparams;
 
 /* Allocate an image with all nodes uncached. */
@@ -392,6 +394,7 @@ struct gsnap_sampler {
     unsigned nslot;
     unsigned ahead_n, ahead_next; /* slot[ahead_next..ahead_n) hold batches s->batch.. */
     size_t ahead_nseeds;          /* their seed count */
+    struct gsnap_samp__adapt *ad; /* adaptive refresh / run-time core (policy.c), or NULL */
 };
 
 /* sampler.c / workers.c: producing batches ----------------------------------- */
@@ -444,5 +447,7 @@ int gsnap_sampler__open_src(gsnap_samp__src *src, int own, const gsnap_sampler_o
 /* util.c: small list helpers shared by cache.c and sampler.c */
 void gsnap_samp__sort_u32(uint32_t *a, size_t n);
 long gsnap_samp__find_id(const uint64_t *sorted, size_t d, uint64_t id);
+
+#include "sampler/adapt_int.h"
 
 #endif

@@ -40,7 +40,7 @@ struct gsnap_samp__slot {
 
 int gsnap_samp__workers_usable(const gsnap_sampler *s) {
     gsnap_sample_mode m = s->o.mode;
-    return s->o.workers > 1 && !s->changed_at && !s->snap && s->nattr == 0 &&
+    return s->o.workers > 1 && !s->changed_at && !s->snap && s->nattr == 0 && !s->ad &&
            m != GSNAP_MODE_PSCR && m != GSNAP_MODE_PSCR_SC;
 }
 

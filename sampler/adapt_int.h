@@ -1,0 +1,85 @@
+/*
+ * sampler/adapt_int.h -- private to the sampler module: adaptive refresh
+ * (policy.c) and the run-time core (core_dyn.c), issue 18. Included at the
+ * end of sampler_int.h; the batch loop and refresh.c call the hooks below,
+ * which do nothing when s->ad is NULL (fixed policy, static core: the
+ * default, and every shadow sampler of workers.c).
+ *
+ * INVARIANTS
+ *   - The miss-driven policy's counts are per hop (1..L; 0 unused) and per
+ *     batch: `cur` collects the batch being produced, a ring keeps the last
+ *     `window` finished batches; a decision at batch b reads batches
+ *     b - window .. b - 1 (those that exist).
+ *   - The run-time core's frequency of node v is the number of frontier
+ *     appearances (destinations of any hop) of v in the ring's batches,
+ *     kept exact by subtracting a batch's list when it leaves the ring.
+ *   - Core membership changes only at scheduled refresh batches (after the
+ *     mode's refresh, with the batch's read view begun), never inside a batch.
+ */
+#ifndef GSNAP_SAMPLER_ADAPT_INT_H
+#define GSNAP_SAMPLER_ADAPT_INT_H
+
+typedef struct {
+    uint64_t needed, not_held, stale;
+} gsnap_samp__hcount;
+
+struct gsnap_samp__adapt {
+    gsnap_refresh_policy policy;
+    unsigned window;                         /* batches in the ring */
+    unsigned nh;                             /* hops + 1 (row length of the ring) */
+    gsnap_samp__hcount cur[GSNAP_MAX_LAYERS + 1];
+    gsnap_samp__hcount *ring;                /* window * nh */
+    uint64_t nbatches;                       /* batches recorded so far */
+    double lambda[GSNAP_MAX_LAYERS + 1];     /* per hop */
+    double stat[GSNAP_MAX_LAYERS + 1];       /* per hop: last reported, -1 = none */
+    double kappa;
+    gsnap_gamma_choice *hist;
+    size_t nhist, hcap;
+    uint64_t decisions, skipped;
+    /* run-time core (core_dyn.c) */
+    int dyn;
+    uint32_t core_min;
+    uint64_t max_bytes, member_bytes;
+    uint64_t nfreq;      /* nodes with a frequency counter (the sampler's node bound) */
+    uint32_t *freq;      /* nfreq */
+    uint32_t *win;       /* this batch's frontier ids (< nfreq) */
+    size_t nwin, wcap;
+    uint32_t **rids;     /* ring of the window's lists */
+    size_t *rn, *rcap;
+    uint64_t joined, left, capped;
+};
+
+/* policy.c ------------------------------------------------------------------ */
+/* Check the version-4 options in s->o (mode, snapshot known) and create s->ad
+ * when they ask for more than the defaults; sets s->rp's per-hop gammas. */
+int gsnap_samp__adapt_setup(gsnap_sampler *s);
+void gsnap_samp__adapt_free(gsnap_sampler *s);
+/* Start of hop h of a batch: its n destinations (h = 1 starts the batch). */
+int gsnap_samp__adapt_layer(gsnap_sampler *s, unsigned h, const uint64_t *dst, uint32_t n);
+/* A frontier node of cached hop h served from the store, with degree d. */
+void gsnap_samp__adapt_miss(gsnap_sampler *s, unsigned h, uint64_t node, size_t d);
+/* A cached entry of hop h redrawn at use: stale beyond max_staleness. */
+static inline void gsnap_samp__adapt_stale(gsnap_sampler *s, unsigned h) {
+    if (s->ad) s->ad->cur[h].stale++;
+}
+/* A scheduled refresh is due: choose the gammas (s->rp.hop_gamma), record
+ * them; *skip = 1 when an FSCR / PCF refresh would replace nothing. */
+int gsnap_samp__adapt_due(gsnap_sampler *s, int *skip);
+/* A batch finished: its counts enter the window. */
+void gsnap_samp__adapt_end(gsnap_sampler *s);
+
+/* core_dyn.c ---------------------------------------------------------------- */
+/* After the image is built at open: frequency arrays; the static core cut
+ * to core_max_bytes (highest degree first). */
+int gsnap_samp__core_init(gsnap_sampler *s);
+/* At a scheduled refresh batch (view begun): membership from the window. */
+int gsnap_samp__core_update(gsnap_sampler *s);
+/* Append this hop's destinations to the batch's frontier list. */
+int gsnap_samp__core_note(gsnap_sampler *s, const uint64_t *dst, uint32_t n);
+/* The batch's list enters the window (the oldest leaves). */
+void gsnap_samp__core_end(gsnap_sampler *s);
+void gsnap_samp__core_free(struct gsnap_samp__adapt *ad);
+/* Count the nodes holding an entry and their bytes. */
+void gsnap_samp__core_count(const gsnap_sampler *s, uint64_t *nodes, uint64_t *bytes);
+
+#endif

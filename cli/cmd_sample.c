@@ -4,6 +4,7 @@
  * refresh of a snapshot's caches, committed as its next generation).
  */
 #include "cli/cli.h"
+#include "cli/sample_adapt.h"
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -19,6 +20,8 @@ static const char sample_usage[] =
     "                        (--seeds FILE | --random N) [--batches B] [--batch-size N]\n"
     "                        [--seed S] [--in|--out] [--stage] [--json]\n"
     "                        [--features TABLE] [--labels TABLE]\n"
+    "                        [--refresh-policy P] [--lambda LIST] [--kappa K] [--feedback LIST]\n"
+    "                        [--adapt-window T] [--core-min N] [--core-max-bytes B]\n"
     "\n"
     "Sample B mini-batches (one block per layer, DGL's MFG shape) and print the\n"
     "throughput, cache hit rates per layer, refreshes and staleness.\n"
@@ -44,6 +47,7 @@ static const char sample_usage[] =
     "  --stage            also stage every batch (pinned buffers -> device, or host buffers)\n"
     "  --features TABLE   gather this attribute table's rows of the input nodes into each batch\n"
     "  --labels TABLE     gather this attribute table's rows of the seeds into each batch\n"
+    SAMPLE_ADAPT_USAGE
     "  --json             one JSON object on stdout\n"
     "Exit codes: 0 ok, 1 error, 2 usage, 3 no such database or snapshot.\n";
 
@@ -69,6 +73,7 @@ typedef struct {
     uint64_t random_n, batches, batch_size;
     int stage, json, have_fanouts;
     uint64_t attr_bytes; /* feature + label bytes gathered (--features/--labels) */
+    sample_adapt_args aa; /* --feedback (cmd_sample_adapt.c) */
 } sample_args;
 
 static int parse_fanouts(const char *text, gsnap_sampler_options *so) {
@@ -167,8 +172,8 @@ static int read_seeds(const char *path, uint64_t **out, size_t *n) {
     return 0;
 }
 
-static void print_result(const sample_args *a, const gsnap_sampler_stats *st, double secs,
-                         int staged_dev) {
+static void print_result(gsnap_sampler *s, const sample_args *a, const gsnap_sampler_stats *st,
+                         double secs, int staged_dev) {
     double eps = secs > 0 ? (double)st->edges / secs : 0;
     unsigned L = a->so.layers;
     if (a->json) {
@@ -197,7 +202,9 @@ static void print_result(const sample_args *a, const gsnap_sampler_stats *st, do
                    (unsigned long long)l->refreshed, (unsigned long long)l->edges,
                    (unsigned long long)l->bytes_read, l->seconds);
         }
-        printf("]}\n");
+        printf("]");
+        sample_adapt_print(s, 1); /* cmd_sample_adapt.c: policy, gammas, core */
+        printf("}\n");
         return;
     }
     printf("mode %s, %llu batches, %llu seeds, %llu sampled edges in %.3f s\n",
@@ -229,6 +236,7 @@ static void print_result(const sample_args *a, const gsnap_sampler_stats *st, do
     if (a->so.features || a->so.labels)
         printf("gather: %.1f MB of features/labels in %.3f s (%.1f MB/s)\n", (double)a->attr_bytes / 1e6,
                st->t_gather, st->t_gather > 0 ? (double)a->attr_bytes / 1e6 / st->t_gather : 0.0);
+    if (a->so.policy != GSNAP_REFRESH_FIXED || a->so.core_min) sample_adapt_print(s, 0);
 }
 
 int cmd_sample(int argc, char **argv) {
@@ -253,6 +261,7 @@ int cmd_sample(int argc, char **argv) {
         {"json", no_argument, NULL, O_JSON},
         {"features", required_argument, NULL, O_FEATURES},
         {"labels", required_argument, NULL, O_LABELS},
+        SAMPLE_ADAPT_LONGOPTS,
         {NULL, 0, NULL, 0},
     };
     cli_opts o = CLI_OPTS_INIT(sample_usage, lo, NULL);
@@ -290,11 +299,16 @@ int cmd_sample(int argc, char **argv) {
         case O_FEATURES: a.so.features = optarg; break;
         case O_LABELS: a.so.labels = optarg; break;
         default:
+            if (c >= O_ADAPT_FIRST && c <= O_ADAPT_LAST) {
+                if (sample_adapt_parse(c, optarg, &a.so, &a.aa)) return CLI_USAGE;
+                break;
+            }
             if (parse_common(c, optarg, &a)) return CLI_USAGE;
         }
     }
     if (cli_positionals(argc, argv, 0, 0, "arguments")) return CLI_USAGE;
     if (!a.have_fanouts) return cli_usage_err("--fanouts is required");
+    if (sample_adapt_check(&a.so, &a.aa)) return CLI_USAGE;
     if (!a.seeds_file == !a.random_n) return cli_usage_err("give exactly one of --seeds FILE and --random N");
     if (a.seeds_file && (ret = read_seeds(a.seeds_file, &pool, &npool))) return ret;
     size_t per = a.random_n ? (size_t)a.random_n : (size_t)a.batch_size;
@@ -313,6 +327,7 @@ int cmd_sample(int argc, char **argv) {
         }
         const void *buf;
         size_t len;
+        if ((rc = sample_adapt_before(s, &a.aa, a.so.layers))) { ret = cli_lib_err(db, rc, "--feedback"); goto done; }
         if ((rc = gsnap_sampler_next(s, seeds, per, &buf, &len))) { ret = cli_lib_err(db, rc, "sampling"); goto done; }
         gsnap_batch_attr ba;
         if (gsnap_block_features(buf, len, &ba) == 0) a.attr_bytes += ba.rows * ba.dim * gsnap_dtype_size(ba.dtype);
@@ -325,7 +340,7 @@ int cmd_sample(int argc, char **argv) {
     double secs = now_s() - t0;
     gsnap_sampler_stats st;
     gsnap_sampler_stats_get(s, &st);
-    print_result(&a, &st, secs, stg ? gsnap_stager_on_device(stg) : 0);
+    print_result(s, &a, &st, secs, stg ? gsnap_stager_on_device(stg) : 0);
 done:
     gsnap_stager_close(stg);
     gsnap_sampler_close(s);

@@ -146,10 +146,32 @@ class AdvanceReport(Structure):
                 ("caches_redrawn", c_uint64), ("seconds", c_double)]
 
 
+# Adaptive refresh and the run-time core (issue 18): options version 4.
+HAVE_ADAPT = hasattr(lib, "gsnap_sampler_report")
+_SAMPLER_V4 = [("workers", c_uint),  # version 3
+               ("policy", c_int), ("lambda", c_double * MAX_LAYERS), ("kappa", c_double),
+               ("adapt_window", c_uint32), ("core_min", c_uint32),
+               ("core_max_bytes", c_uint64)]
+
+
 class SamplerOptions(Structure):
-    """Version 2 layout (features/labels appended); version 1 when the
-    library has no features support (the two fields are then not read)."""
-    _fields_ = _SAMPLER_V1 + [("features", c_char_p), ("labels", c_char_p)]
+    """Version 4 layout (workers, then the adaptive-refresh block) when the
+    library has it; version 2 (features/labels) or 1 otherwise (the later
+    fields are then not read)."""
+    _fields_ = _SAMPLER_V1 + [("features", c_char_p), ("labels", c_char_p)] + _SAMPLER_V4
+
+
+class GammaChoice(Structure):
+    _fields_ = [("batch", c_uint64), ("layer", c_uint32), ("policy", c_uint32),
+                ("gamma", c_double), ("needed", c_uint64), ("not_held", c_uint64),
+                ("stale", c_uint64), ("delta_h", c_double), ("lambda", c_double),
+                ("statistic", c_double), ("kappa", c_double)]
+
+
+class AdaptStats(Structure):
+    _fields_ = [("policy", c_uint32), ("dynamic_core", c_uint32), ("decisions", c_uint64),
+                ("skipped", c_uint64), ("core_nodes", c_uint64), ("core_bytes", c_uint64),
+                ("core_joined", c_uint64), ("core_left", c_uint64), ("core_capped", c_uint64)]
 
 
 class LayerStats(Structure):
@@ -276,7 +298,12 @@ HAVE_GATHER = HAVE_FEATURES and all([
     _decl("gsnap_block_features", c_int, c_void_p, c_size_t, POINTER(BatchAttr), optional=True),
     _decl("gsnap_block_labels", c_int, c_void_p, c_size_t, POINTER(BatchAttr), optional=True),
 ])
-SAMPLER_OPTIONS_VERSION = 2 if HAVE_FEATURES else 1
+SAMPLER_OPTIONS_VERSION = 4 if HAVE_ADAPT else 2 if HAVE_FEATURES else 1
+if HAVE_ADAPT:
+    _decl("gsnap_refresh_policy_parse", c_int, c_char_p, POINTER(c_int))
+    _decl("gsnap_sampler_report", c_int, P, c_uint, c_double)
+    _decl("gsnap_sampler_gamma_history", c_size_t, P, POINTER(GammaChoice), c_size_t)
+    _decl("gsnap_sampler_adapt_stats_get", None, P, POINTER(AdaptStats))
 if HAVE_ADVANCE:
     _decl("gsnap_snapshot_advance", c_int, P, c_char_p, POINTER(AdvanceOptions),
           POINTER(AdvanceReport))
@@ -291,4 +318,4 @@ libc.fopen.argtypes = [c_char_p, c_char_p]
 libc.fclose.restype = c_int
 libc.fclose.argtypes = [c_void_p]
 
-__all__ = ["lib", "LIBRARY_PATH", "HAVE_FEATURES", "HAVE_GATHER", "HAVE_ADVANCE"]
+__all__ = ["lib", "LIBRARY_PATH", "HAVE_FEATURES", "HAVE_GATHER", "HAVE_ADVANCE", "HAVE_ADAPT"]

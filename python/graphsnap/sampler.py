@@ -373,6 +373,19 @@ class Sampler:
             newest version, redrawing cached entries older than this many
             versions whose node got edges.
         at, version: read point without a snapshot (None = now / newest).
+        refresh_policy: how the OTF modes choose gamma per layer at each
+            scheduled refresh: "fixed" (gamma), "miss" (clamp(DeltaH /
+            (2 lambda), 0, 1), DeltaH the share of the frontier the cache
+            did not hold over the window) or "feedback" (min(1, kappa *
+            statistic), the statistic given to report()).
+        lambdas: "miss": cost weight per layer, input layer first (None = 0.5).
+        kappa: "feedback": the factor (0 = 1).
+        adapt_window: batches DeltaH and core frequencies are measured over
+            (0 = period).
+        core_min, core_max_bytes: run-time core: a node with core_min
+            frontier appearances over the window joins the cached core at
+            the next refresh, one below leaves; the core's bytes stay under
+            core_max_bytes (0 = no bound). 0 = the static threshold core.
         keep: every batch a copy that owns its bytes (slower, no lifetime rule).
         stage, device: see above.
 
@@ -387,7 +400,9 @@ class Sampler:
                  alpha: float = 0.0, gamma: float = 0.0, delta: float = 0.0, period: int = 0,
                  threshold: int = 0, max_staleness: int = -1, at: Optional[int] = None,
                  version: Optional[int] = None, keep: bool = False, stage: bool = False,
-                 device: int = -1) -> None:
+                 device: int = -1, refresh_policy: str = "fixed",
+                 lambdas: Optional[Sequence[float]] = None, kappa: float = 0.0,
+                 adapt_window: int = 0, core_min: int = 0, core_max_bytes: int = 0) -> None:
         f = [int(x) for x in fanouts]
         if not 1 <= len(f) <= _lib.MAX_LAYERS:
             raise ValueError(f"fanouts: 1..{_lib.MAX_LAYERS} layers, got {len(f)}")
@@ -409,6 +424,8 @@ class Sampler:
         self._names = (features.encode() if features else None,
                        labels.encode() if labels else None)  # kept alive with o
         o.features, o.labels = self._names
+        self._adapt_options(o, len(f), refresh_policy, lambdas, kappa, adapt_window, core_min,
+                            core_max_bytes)
         self._opts = o
         self.db = db
         self.fanouts = tuple(f)
@@ -434,6 +451,60 @@ class Sampler:
             self._stager = st.value
             if lib.gsnap_stager_on_device(st):
                 self.device = (KDL_CUDA, max(device, 0))
+
+    @staticmethod
+    def _adapt_options(o, layers: int, policy: str, lambdas, kappa: float, window: int,
+                       core_min: int, core_max_bytes: int) -> None:
+        """The version-4 fields (adaptive refresh, run-time core)."""
+        asked = (policy != "fixed" or lambdas is not None or kappa or window or core_min
+                 or core_max_bytes)
+        if not _lib.HAVE_ADAPT:
+            if asked:
+                raise NotSupportedError(-31913, "this libgraphsnap has no adaptive refresh")
+            return
+        p = ctypes.c_int()
+        if lib.gsnap_refresh_policy_parse(policy.encode(), byref(p)):
+            raise error(-31901, f"unknown refresh_policy {policy!r} (fixed, miss, feedback)",
+                        "Sampler")
+        o.policy, o.kappa, o.adapt_window = p.value, kappa, window
+        o.core_min, o.core_max_bytes = core_min, core_max_bytes
+        if lambdas is not None:
+            lam = [float(x) for x in lambdas]
+            if len(lam) != layers:
+                raise ValueError(f"lambdas: {len(lam)} values for {layers} layers")
+            for i, x in enumerate(lam):
+                getattr(o, "lambda")[i] = x
+
+    def report(self, layer: int, value: float) -> None:
+        """Feedback policy: the trainer's statistic for `layer` (input layer
+        0; e.g. the gradient variance of its weights). The next scheduled
+        refresh uses gamma = min(1, kappa * value) for that layer."""
+        if not _lib.HAVE_ADAPT:
+            raise NotSupportedError(-31913, "this libgraphsnap has no adaptive refresh")
+        rc = lib.gsnap_sampler_report(self._handle(), int(layer), float(value))
+        if rc:
+            raise error(rc, f"layer {layer} value {value}: the policy must be 'feedback', the "
+                        f"layer < {len(self.fanouts)} and the value finite and >= 0",
+                        "Sampler.report")
+
+    def gamma_history(self) -> list:
+        """Every gamma chosen so far, oldest first: dicts with batch, layer,
+        gamma and its inputs (needed, not_held, stale, delta_h, lambda,
+        statistic, kappa). [] without adaptive refresh."""
+        if not _lib.HAVE_ADAPT:
+            return []
+        n = lib.gsnap_sampler_gamma_history(self._handle(), None, 0)
+        arr = (_lib.GammaChoice * max(n, 1))()
+        n = min(n, lib.gsnap_sampler_gamma_history(self._handle(), arr, n))
+        return [{k: getattr(arr[i], k) for k, _ in _lib.GammaChoice._fields_} for i in range(n)]
+
+    def adapt_stats(self) -> dict:
+        """Policy and core statistics (decisions, skipped, core_nodes, core_bytes,
+        core_joined, core_left, core_capped, ...)."""
+        st = _lib.AdaptStats()
+        if _lib.HAVE_ADAPT:
+            lib.gsnap_sampler_adapt_stats_get(self._handle(), byref(st))
+        return {k: getattr(st, k) for k, _ in _lib.AdaptStats._fields_}
 
     def _handle(self) -> int:
         if self._h is None:

@@ -32,13 +32,17 @@ if _lib.HAVE_FEATURES:
     MIRRORS[_lib.AttrInfo] = ("gsnap_attr_info", True)
 if _lib.HAVE_GATHER:
     MIRRORS[_lib.BatchAttr] = ("gsnap_batch_attr", True)
+if _lib.HAVE_ADAPT:
+    MIRRORS[_lib.GammaChoice] = ("gsnap_gamma_choice", True)
+    MIRRORS[_lib.AdaptStats] = ("gsnap_adapt_stats", True)
 if _lib.HAVE_ADVANCE:
     MIRRORS[_lib.AdvanceOptions] = ("gsnap_advance_options", True)
     MIRRORS[_lib.AdvanceReport] = ("gsnap_advance_report", True)
 
 
 # Fields appended with features: absent (and never passed) in a library without them.
-NEWER = {_lib.SamplerOptions: ({"features", "labels"}, _lib.HAVE_FEATURES),
+NEWER = {_lib.SamplerOptions: ({"features", "labels"} | (set() if _lib.HAVE_ADAPT else {
+             f[0] for f in _lib._SAMPLER_V4}), _lib.HAVE_FEATURES),
          _lib.SamplerStats: ({"t_gather"}, _lib.HAVE_GATHER)}
 
 

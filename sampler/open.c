@@ -62,8 +62,6 @@ static int setup_options(gsnap_sampler *s, const gsnap_sampler_options *opts) {
     }
     s->o = o;
     gsnap_samp__rparams *rp = &s->rp;
-    int prc = gsnap_samp__adapt_setup(s); /* policy.c: version-4 options (issue 18) */
-    if (prc) return prc;
     memset(rp, 0, sizeof *rp);
     rp->seed = o.seed;
     rp->gamma = o.gamma;
@@ -89,7 +87,7 @@ static int setup_options(gsnap_sampler *s, const gsnap_sampler_options *opts) {
             rp->hops[h - 1] = h;
         }
     }
-    return 0;
+    return gsnap_samp__adapt_setup(s); /* policy.c: version-4 options (issue 18) */
 }
 
 static void free_scratch(gsnap_sampler *s) {

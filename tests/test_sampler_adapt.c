@@ -93,12 +93,17 @@ static void test_miss(void) {
         touch(t, 0, N, &rng);
         batch(s, seeds, N, NULL);
     }
+    uint64_t rep0 = st.replaced_ids;
     batch(s, seeds, N, NULL); /* batch 8 */
     g = last_choice(s, 2);
     CHECK(g.needed == 4 * N && g.stale == 3 * N && g.not_held == 0);
     CHECK(fabs(g.delta_h - 0.75) < 1e-12 && g.gamma == 1.0);
     gsnap_sampler_stats_get(s, &st);
     CHECK_MSG(st.refreshes == st0.refreshes + 1, "gamma 1: the refresh ran");
+    /* ... with gamma 1: every entry (full, none stale: batch 7 redrew them)
+     * replaced whole (cap 10 of >= 31 neighbours); 0.15 would replace 2 each */
+    CHECK_MSG(st.replaced_ids - rep0 == 10 * N, "replaced %llu, want %d",
+              (unsigned long long)(st.replaced_ids - rep0), 10 * N);
     /* window 3 (batches 8-11): before 9 nodes [0, 60) change, before 11 nodes
      * [100, 150); node N (not in the image: not held) is a seed of 10 and 11 */
     touch(t, 0, 60, &rng);

@@ -43,19 +43,27 @@ def test_feedback_reaches_gamma(db):
         assert len(h) == 4 and all(r["gamma"] == 0 for r in h[2:])
         assert s.stats()["refreshes"] == r0    # nothing to replace: the refresh is skipped
         assert s.adapt_stats()["skipped"] == 1
-        s.report(0, 0.1)                       # gamma = min(1, 2 * 0.1) = 0.2
+        s.report(0, 0.6)                       # gamma = min(1, 2 * 0.6) = 1
         s.report(1, 3.0)                       # gamma = min(1, 6) = 1
         before = s.stats()["replaced_ids"]
         run(s, 2, seeds)                       # decision at batch 6
         h = {r["layer"]: r for r in s.gamma_history()[4:]}
-        assert h[0]["gamma"] == pytest.approx(0.2) and h[0]["statistic"] == pytest.approx(0.1)
+        assert h[0]["gamma"] == 1.0 and h[0]["statistic"] == pytest.approx(0.6)
         assert h[1]["gamma"] == 1.0 and h[1]["kappa"] == 2.0
-        st = s.stats()
-        assert st["refreshes"] == r0 + 1 and st["replaced_ids"] > before
         with pytest.raises(gs.InvalidArgumentError):
             s.report(2, 1.0)                   # two layers
         with pytest.raises(gs.InvalidArgumentError):
             s.report(0, -1.0)
+        st = s.stats()
+        assert st["refreshes"] == r0 + 1
+        replaced = st["replaced_ids"] - before
+    # the refresh used gamma 1: a full entry that is not stale has min(cap, d - cap)
+    # ids replaced whatever it held, so a fixed gamma-1 sampler's first refresh
+    # replaces as many, and a gamma-0.3 one fewer
+    for g, same in ((1.0, True), (0.3, False)):
+        with db.sampler([5, 5], mode="fscr", period=2, gamma=g, seed=1) as f:
+            run(f, 3, seeds)
+            assert (f.stats()["replaced_ids"] == replaced) == same
 
 
 def test_miss_policy_follows_ingest(db):

@@ -107,19 +107,9 @@ static int busy(const setup *su, unsigned b) {
     return b % su->every == 0 && (!su->phase || (b / su->phase) % 2 == 0);
 }
 
-static void run(const setup *su, const config *c, result *r) {
-    char dir[512];
-    const char *tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/bench-adapt-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir)) { perror("mkdtemp"); exit(1); }
-    gsnap_db_options dopt = GSNAP_DB_OPTIONS_INIT;
-    dopt.sync = GSNAP_SYNC_NONE;
-    dopt.keep = GSNAP_KEEP_IN;
-    gsnap_db *db;
+/* The run's sampler: FSCR, fresh; the configuration's policy and core. */
+static gsnap_sampler *open_sampler(gsnap_db *db, const setup *su, const config *c) {
     int rc;
-    if ((rc = gsnap_db_open(dir, &dopt, &db))) die("open", rc);
-    ingest(db, su->e, 0, su->base);
-    if ((rc = gsnap_db_compact(db))) die("compact", rc);
     gsnap_sampler_options o = GSNAP_SAMPLER_OPTIONS_INIT;
     o.mode = GSNAP_MODE_FSCR;
     o.layers = su->L;
@@ -143,6 +133,23 @@ static void run(const setup *su, const config *c, result *r) {
         gsnap_sampler_close(s);
     }
     if ((rc = gsnap_sampler_open(db, NULL, &o, &s))) die("sampler", rc);
+    return s;
+}
+
+static void run(const setup *su, const config *c, result *r) {
+    char dir[512];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/bench-adapt-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir)) { perror("mkdtemp"); exit(1); }
+    gsnap_db_options dopt = GSNAP_DB_OPTIONS_INIT;
+    dopt.sync = GSNAP_SYNC_NONE;
+    dopt.keep = GSNAP_KEEP_IN;
+    gsnap_db *db;
+    int rc;
+    if ((rc = gsnap_db_open(dir, &dopt, &db))) die("open", rc);
+    ingest(db, su->e, 0, su->base);
+    if ((rc = gsnap_db_compact(db))) die("compact", rc);
+    gsnap_sampler *s = open_sampler(db, su, c);
     size_t nslices = 0;
     for (unsigned b = 1; b < su->batches; b++) nslices += busy(su, b);
     size_t slice = (su->m - su->base) / (nslices ? nslices : 1), next = su->base;
@@ -182,7 +189,7 @@ static void run(const setup *su, const config *c, result *r) {
     nh = gsnap_sampler_gamma_history(s, h, nh);
     double g = 0;
     for (size_t i = 0; i < nh; i++) g += h[i].gamma;
-    r->mean_gamma = nh ? g / (double)nh : o.gamma;
+    r->mean_gamma = nh ? g / (double)nh : (c->gamma > 0 ? c->gamma : 0.15);
     free(h);
     gsnap_sampler_close(s);
     gsnap_db_close(db);

@@ -129,7 +129,8 @@ int gsnap_samp__core_init(gsnap_sampler *s) {
 
 int gsnap_samp__core_update(gsnap_sampler *s) {
     struct gsnap_samp__adapt *ad = s->ad;
-    if (!ad || !ad->dyn || !s->im) return 0;
+    /* a background refresh reads s->im: membership waits for the next due batch */
+    if (!ad || !ad->dyn || !s->im || s->bg_running) return 0;
     unsigned char *want = malloc(s->im->nnodes ? (size_t)s->im->nnodes : 1);
     if (!want) return GSNAP_ENOMEM;
     int rc = select_core(s, ad->freq, ad->core_min, 0, want);

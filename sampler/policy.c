@@ -55,6 +55,7 @@ static int check_options(gsnap_sampler *s) {
     if (o->core_min && o->mode == GSNAP_MODE_FBL) return bad(s, "core_min needs a cached mode");
     if (o->core_min && s->snap) return bad(s, "core_min (run-time core) is not supported with a snapshot");
     if (!(o->kappa >= 0 && isfinite(o->kappa))) return bad(s, "kappa must be >= 0 and finite");
+    if (o->adapt_window > (1u << 20)) return bad(s, "adapt_window must be at most 2^20 batches");
     for (unsigned i = 0; i < GSNAP_MAX_LAYERS; i++)
         if (!(o->lambda[i] >= 0 && isfinite(o->lambda[i])))
             return bad(s, "lambda must be >= 0 and finite (0 = 0.5)");

@@ -239,73 +239,109 @@ static void print_result(gsnap_sampler *s, const sample_args *a, const gsnap_sam
     if (a->so.policy != GSNAP_REFRESH_FIXED || a->so.core_min) sample_adapt_print(s, 0);
 }
 
-int cmd_sample(int argc, char **argv) {
-    static const struct option lo[] = {
-        {"snapshot", required_argument, NULL, O_SNAPSHOT},
-        {"fanouts", required_argument, NULL, O_FANOUTS},
-        {"mode", required_argument, NULL, O_MODE},
-        {"gamma", required_argument, NULL, O_GAMMA},
-        {"delta", required_argument, NULL, O_DELTA},
-        {"period", required_argument, NULL, O_PERIOD},
-        {"alpha", required_argument, NULL, O_ALPHA},
-        {"threshold", required_argument, NULL, O_THRESHOLD},
-        {"max-staleness", required_argument, NULL, O_STALE},
-        {"seeds", required_argument, NULL, O_SEEDS},
-        {"random", required_argument, NULL, O_RANDOM},
-        {"batches", required_argument, NULL, O_BATCHES},
-        {"batch-size", required_argument, NULL, O_BATCH_SIZE},
-        {"seed", required_argument, NULL, O_SEED},
-        {"in", no_argument, NULL, O_IN},
-        {"out", no_argument, NULL, O_OUT},
-        {"stage", no_argument, NULL, O_STAGE},
-        {"json", no_argument, NULL, O_JSON},
-        {"features", required_argument, NULL, O_FEATURES},
-        {"labels", required_argument, NULL, O_LABELS},
-        SAMPLE_ADAPT_LONGOPTS,
-        {NULL, 0, NULL, 0},
-    };
-    cli_opts o = CLI_OPTS_INIT(sample_usage, lo, NULL);
-    sample_args a;
-    memset(&a, 0, sizeof a);
+/* The batches: seeds from the pool in turn or random; --feedback reports;
+ * staging; feature/label bytes counted into a->attr_bytes. */
+static int sample_loop(sample_args *a, gsnap_db *db, gsnap_sampler *s, gsnap_stager *stg,
+                       const uint64_t *pool, size_t npool, uint64_t *seeds, size_t per) {
+    int rc;
+    size_t pos = 0;
+    for (uint64_t b = 0; b < a->batches; b++) {
+        if (a->random_n) {
+            gsnap_sampler_random_seeds(s, b, per, seeds);
+        } else {
+            for (size_t i = 0; i < per; i++) seeds[i] = pool[(pos + i) % npool];
+            pos = (pos + per) % npool;
+        }
+        const void *buf;
+        size_t len;
+        if ((rc = sample_adapt_before(s, &a->aa, a->so.layers))) return cli_lib_err(db, rc, "--feedback");
+        if ((rc = gsnap_sampler_next(s, seeds, per, &buf, &len))) return cli_lib_err(db, rc, "sampling");
+        gsnap_batch_attr ba;
+        if (gsnap_block_features(buf, len, &ba) == 0) a->attr_bytes += ba.rows * ba.dim * gsnap_dtype_size(ba.dtype);
+        if (gsnap_block_labels(buf, len, &ba) == 0) a->attr_bytes += ba.rows * ba.dim * gsnap_dtype_size(ba.dtype);
+        if (stg) {
+            unsigned tk;
+            if ((rc = gsnap_stager_submit(stg, buf, len, &tk))) return cli_lib_err(NULL, rc, "staging");
+        }
+    }
+    return 0;
+}
+
+static const struct option sample_lo[] = {
+    {"snapshot", required_argument, NULL, O_SNAPSHOT},
+    {"fanouts", required_argument, NULL, O_FANOUTS},
+    {"mode", required_argument, NULL, O_MODE},
+    {"gamma", required_argument, NULL, O_GAMMA},
+    {"delta", required_argument, NULL, O_DELTA},
+    {"period", required_argument, NULL, O_PERIOD},
+    {"alpha", required_argument, NULL, O_ALPHA},
+    {"threshold", required_argument, NULL, O_THRESHOLD},
+    {"max-staleness", required_argument, NULL, O_STALE},
+    {"seeds", required_argument, NULL, O_SEEDS},
+    {"random", required_argument, NULL, O_RANDOM},
+    {"batches", required_argument, NULL, O_BATCHES},
+    {"batch-size", required_argument, NULL, O_BATCH_SIZE},
+    {"seed", required_argument, NULL, O_SEED},
+    {"in", no_argument, NULL, O_IN},
+    {"out", no_argument, NULL, O_OUT},
+    {"stage", no_argument, NULL, O_STAGE},
+    {"json", no_argument, NULL, O_JSON},
+    {"features", required_argument, NULL, O_FEATURES},
+    {"labels", required_argument, NULL, O_LABELS},
+    SAMPLE_ADAPT_LONGOPTS,
+    {NULL, 0, NULL, 0},
+};
+
+/* Defaults and flags of `sample` into *a; *help = 1 after --help. */
+static int sample_parse(int argc, char **argv, sample_args *a, int *help) {
+    cli_opts o = CLI_OPTS_INIT(sample_usage, sample_lo, NULL);
+    memset(a, 0, sizeof *a);
     gsnap_sampler_options init = GSNAP_SAMPLER_OPTIONS_INIT;
-    a.so = init;
-    a.so.seed = 1;
-    a.so.period = 50;
-    a.batches = 100;
-    a.batch_size = 1024;
+    a->so = init;
+    a->so.seed = 1;
+    a->so.period = 50;
+    a->batches = 100;
+    a->batch_size = 1024;
+    int c;
+    while ((c = cli_getopt(&o, argc, argv)) != CLI_OPT_END) {
+        switch (c) {
+        case CLI_OPT_HELP: *help = 1; return CLI_OK;
+        case CLI_OPT_ERROR: return CLI_USAGE;
+        case O_SEEDS: a->seeds_file = optarg; break;
+        case O_RANDOM:
+            if (cli_parse_u64_range("--random", optarg, 1, 1u << 24, &a->random_n)) return CLI_USAGE;
+            break;
+        case O_BATCHES:
+            if (cli_parse_u64_range("--batches", optarg, 1, UINT32_MAX, &a->batches)) return CLI_USAGE;
+            break;
+        case O_BATCH_SIZE:
+            if (cli_parse_u64_range("--batch-size", optarg, 1, 1u << 24, &a->batch_size)) return CLI_USAGE;
+            break;
+        case O_IN: a->so.dir = GSNAP_DIR_IN; break;
+        case O_OUT: a->so.dir = GSNAP_DIR_OUT; break;
+        case O_STAGE: a->stage = 1; break;
+        case O_FEATURES: a->so.features = optarg; break;
+        case O_LABELS: a->so.labels = optarg; break;
+        default:
+            if (c >= O_ADAPT_FIRST && c <= O_ADAPT_LAST) {
+                if (sample_adapt_parse(c, optarg, &a->so, &a->aa)) return CLI_USAGE;
+                break;
+            }
+            if (parse_common(c, optarg, a)) return CLI_USAGE;
+        }
+    }
+    return 0;
+}
+
+int cmd_sample(int argc, char **argv) {
+    sample_args a;
+    int help = 0, rc, ret;
+    if ((ret = sample_parse(argc, argv, &a, &help)) || help) return ret;
     gsnap_db *db = NULL;
     gsnap_sampler *s = NULL;
     gsnap_stager *stg = NULL;
     uint64_t *pool = NULL, *seeds = NULL;
     size_t npool = 0;
-    int c, rc, ret = 0;
-    while ((c = cli_getopt(&o, argc, argv)) != CLI_OPT_END) {
-        switch (c) {
-        case CLI_OPT_HELP: return CLI_OK;
-        case CLI_OPT_ERROR: return CLI_USAGE;
-        case O_SEEDS: a.seeds_file = optarg; break;
-        case O_RANDOM:
-            if (cli_parse_u64_range("--random", optarg, 1, 1u << 24, &a.random_n)) return CLI_USAGE;
-            break;
-        case O_BATCHES:
-            if (cli_parse_u64_range("--batches", optarg, 1, UINT32_MAX, &a.batches)) return CLI_USAGE;
-            break;
-        case O_BATCH_SIZE:
-            if (cli_parse_u64_range("--batch-size", optarg, 1, 1u << 24, &a.batch_size)) return CLI_USAGE;
-            break;
-        case O_IN: a.so.dir = GSNAP_DIR_IN; break;
-        case O_OUT: a.so.dir = GSNAP_DIR_OUT; break;
-        case O_STAGE: a.stage = 1; break;
-        case O_FEATURES: a.so.features = optarg; break;
-        case O_LABELS: a.so.labels = optarg; break;
-        default:
-            if (c >= O_ADAPT_FIRST && c <= O_ADAPT_LAST) {
-                if (sample_adapt_parse(c, optarg, &a.so, &a.aa)) return CLI_USAGE;
-                break;
-            }
-            if (parse_common(c, optarg, &a)) return CLI_USAGE;
-        }
-    }
     if (cli_positionals(argc, argv, 0, 0, "arguments")) return CLI_USAGE;
     if (!a.have_fanouts) return cli_usage_err("--fanouts is required");
     if (sample_adapt_check(&a.so, &a.aa)) return CLI_USAGE;
@@ -317,26 +353,7 @@ int cmd_sample(int argc, char **argv) {
     if ((rc = gsnap_sampler_open(db, a.snapshot, &a.so, &s))) { ret = cli_lib_err(db, rc, "opening the sampler"); goto done; }
     if (a.stage && (rc = gsnap_stager_open(1u << 20, 2, 0, &stg))) { ret = cli_lib_err(NULL, rc, "staging"); goto done; }
     double t0 = now_s();
-    size_t pos = 0;
-    for (uint64_t b = 0; b < a.batches; b++) {
-        if (a.random_n) {
-            gsnap_sampler_random_seeds(s, b, per, seeds);
-        } else {
-            for (size_t i = 0; i < per; i++) seeds[i] = pool[(pos + i) % npool];
-            pos = (pos + per) % npool;
-        }
-        const void *buf;
-        size_t len;
-        if ((rc = sample_adapt_before(s, &a.aa, a.so.layers))) { ret = cli_lib_err(db, rc, "--feedback"); goto done; }
-        if ((rc = gsnap_sampler_next(s, seeds, per, &buf, &len))) { ret = cli_lib_err(db, rc, "sampling"); goto done; }
-        gsnap_batch_attr ba;
-        if (gsnap_block_features(buf, len, &ba) == 0) a.attr_bytes += ba.rows * ba.dim * gsnap_dtype_size(ba.dtype);
-        if (gsnap_block_labels(buf, len, &ba) == 0) a.attr_bytes += ba.rows * ba.dim * gsnap_dtype_size(ba.dtype);
-        if (stg) {
-            unsigned tk;
-            if ((rc = gsnap_stager_submit(stg, buf, len, &tk))) { ret = cli_lib_err(NULL, rc, "staging"); goto done; }
-        }
-    }
+    if ((ret = sample_loop(&a, db, s, stg, pool, npool, seeds, per))) goto done;
     double secs = now_s() - t0;
     gsnap_sampler_stats st;
     gsnap_sampler_stats_get(s, &st);

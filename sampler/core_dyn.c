@@ -88,12 +88,18 @@ static int apply_core(gsnap_sampler *s, const unsigned char *want) {
         for (unsigned i = 0; i < im->ncache; i++) {
             gsnap_samp__cache *c = &im->caches[i];
             if (!c->cap) continue;
-            if (want[v]) {
+            if (want[v]) { /* drawn whole from the batch's view (cache.c) */
+                const uint64_t *full;
+                size_t d;
                 uint64_t rep = 0;
+                int rc = s->src->nbrs(s->src, v, &full, &d);
                 c->cnt[v] = 0;
                 c->ver[v] = 0;
-                int rc = gsnap_sampler__refresh_entry(s, c, s->rp.hops[i], v, im->gen, 1, &rep);
+                if (!rc)
+                    rc = gsnap_samp__entry_refresh(c, s->rp.hops[i], v, full, d, &s->rp, im->gen,
+                                                   s->version, 1, &s->sc, &rep, NULL);
                 if (rc) return rc;
+                gsnap_samp__hot_node(im, c, v);
             } else {
                 c->cnt[v] = GSNAP_SAMP_UNCACHED;
                 gsnap_samp__hot_node(im, c, v);

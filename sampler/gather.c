@@ -16,7 +16,8 @@
 #include <string.h>
 
 /* Copy a caller's options: a version-1 struct ends before `features`, a
- * version-2 one before `workers`. */
+ * version-2 one before `workers`, a version-3 one before `policy` (the
+ * fields after the end keep their zero defaults). */
 int gsnap_samp__copy_options(gsnap_sampler_options *o, const gsnap_sampler_options *opts) {
     memset(o, 0, sizeof *o);
     if (opts->version >= 1 && opts->version <= 3) {

@@ -307,8 +307,8 @@ typedef struct {
     uint64_t hits, misses;
 } gsnap_samp__rowcache;
 
-/* Copy a caller's options (a version-1 struct ends before `features`);
- * GSNAP_EINVAL for an unknown version. */
+/* Copy a caller's options (versions 1-3 end before `features`, `workers`,
+ * `policy`); GSNAP_EINVAL for an unknown version. */
 int gsnap_samp__copy_options(gsnap_sampler_options *o, const gsnap_sampler_options *opts);
 /* Options features / labels: look the tables up, keep names and shapes in s,
  * clear the caller's pointers in *o. */

@@ -219,6 +219,17 @@ static void test_feedback(void) {
     o.lambda[1] = -1;
     OK(t->base.fork(&t->base, &fk));
     CHECK(gsnap_sampler__open_src(fk, 1, &o, &s) == GSNAP_EINVAL);
+    /* a version-3 caller: the fields after `workers` are not read (defaults) */
+    o.version = 3;
+    o.policy = (gsnap_refresh_policy)99;
+    o.core_min = 7;
+    OK(t->base.fork(&t->base, &fk));
+    OK(gsnap_sampler__open_src(fk, 1, &o, &s));
+    CHECK(s->o.policy == GSNAP_REFRESH_FIXED && s->o.core_min == 0 && s->ad == NULL);
+    gsnap_sampler_close(s);
+    o.version = 5;
+    OK(t->base.fork(&t->base, &fk));
+    CHECK(gsnap_sampler__open_src(fk, 1, &o, &s) == GSNAP_EINVAL);
     gsnap_refresh_policy p;
     CHECK(gsnap_refresh_policy_parse("Feedback", &p) == 0 && p == GSNAP_REFRESH_FEEDBACK);
     CHECK(gsnap_refresh_policy_parse("nope", &p) == GSNAP_EINVAL);

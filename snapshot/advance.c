@@ -164,6 +164,7 @@ typedef struct {
     gsnap_advance_report rep;
     uint64_t rep_pruned;     /* incremental nodes skipped: nothing could enter */
     const gsnap_advance_options *opts;
+    int lock_fd;             /* the name's claim (claim.c) */
 } adv;
 
 static int cmp_u64(const void *x, const void *y) {
@@ -961,6 +962,14 @@ static int commit_txn(gsnap_db *db, MDB_txn *txn, void *vctx) {
     vec cache = {0}, sel = {0};
     int rc = 0, ex;
     struct gsnap_rec_hdr hd;
+    /* 0. the version this advance started from is still the current one (the
+     * claim keeps other advances out; this also catches a drop and a new
+     * create of the name by a build without the claim) */
+    struct gsnap_cat now;
+    if ((rc = gsnap_snap__cat_get(db, txn, a->name, &now)) || memcmp(&now, &a->cat, sizeof now) != 0)
+        return gsnap_store__err(db, rc && rc != GSNAP_NOTFOUND ? rc : GSNAP_EBUSY, "snapshot %s changed during the "
+                                "advance (dropped, created or advanced by another process); nothing was committed",
+                                a->name);
     /* 1. nodes whose 1-hop neighbours changed: keys and cached lists */
     for (size_t i = 0; i < a->c1_list.n; i++) {
         uint64_t v = a->c1_list.v[i];
@@ -1119,6 +1128,7 @@ int gsnap_snapshot_advance(gsnap_db *db, const char *name, const gsnap_advance_o
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (!(a = calloc(1, sizeof *a))) return GSNAP_ENOMEM;
     for (int h = 0; h <= GSNAP_MAX_HOPS; h++) a->fd[h] = -1;
+    a->lock_fd = -1;
     a->db = db;
     a->name = name;
     a->opts = opts;
@@ -1126,6 +1136,7 @@ int gsnap_snapshot_advance(gsnap_db *db, const char *name, const gsnap_advance_o
         if (rc == GSNAP_NOTFOUND) gsnap_store__err(db, rc, "no snapshot named %s", name);
         goto out;
     }
+    if ((rc = gsnap_snap__claim(db, name, GSNAP_EBUSY, &a->lock_fd))) goto out;
     gsnap_snap__table_name(name, tname, sizeof tname);
     if ((rc = gsnap_store__table(db, tname, 0, 0, &a->dbi))) goto out;
     if ((rc = gsnap_read_begin(db, &rd))) goto out;
@@ -1209,6 +1220,7 @@ int gsnap_snapshot_advance(gsnap_db *db, const char *name, const gsnap_advance_o
 out:
     gsnap_read_end(rd);
     if (a) {
+        gsnap_snap__release(a->lock_fd);
         for (int h = 0; h <= GSNAP_MAX_HOPS; h++) {
             if (a->fd[h] >= 0) close(a->fd[h]);
             for (size_t i = 0; i < a->hs[h].n; i++) {

@@ -159,8 +159,20 @@ int gsnap_adv__add_entry(adv *a, unsigned h, uint64_t v, const uint64_t *s, uint
 /* adv_join.c */
 int gsnap_adv__recompute(adv *a);
 /* adv_pairs.c */
+/* What a pair of hop h says about its input u = a changed node of hop h-1
+ * (copied from its entry once, so the join reads a small array, not the
+ * entries and their lists in random order). */
 typedef struct {
-    vu *p; size_t n, cap;     /* pairs of the hop */
+    uint64_t u, minadd;       /* the node; its smallest added score (UINT64_MAX: none) */
+    const uint64_t *add;      /* its added members (scores ascending) */
+    uint32_t nadd;
+    uint8_t capped;
+} pmeta;
+#define PAIR_FULL UINT64_MAX  /* pair (v, PAIR_FULL): recompute v in full */
+#define PAIR_DELTA (1ull << 63) /* pair (v, PAIR_DELTA | i): delta[i].u is a new in-neighbour of v */
+typedef struct {
+    vu *p; size_t n, cap;     /* pairs of the hop: (v, index into meta), (v, PAIR_DELTA | i), (v, PAIR_FULL) */
+    pmeta *meta; size_t nmeta, mcap;
     vu *delta; size_t nd, dcap; /* (v, u): u is a new in-neighbour of v (hop 1 found it) */
     gsnap_pair *tmp; size_t tcap; /* sort buffer */
     nset B, B1;               /* B_h (may have lost members), B_1 */

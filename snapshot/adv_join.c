@@ -103,44 +103,52 @@ static int hop1(adv *a, adv_pairs *P) {
 typedef struct { uint64_t u; const uint64_t *s; uint32_t n; int capped; } input;
 typedef struct {
     input *in; size_t n, cap;
-    size_t dj;               /* position in the sorted delta */
     uint64_t kept[GSNAP_SLAB_CAP], buf[GSNAP_SLAB_CAP];
 } join_state;
 
-/* Pass 1 over the pairs [i, j) of node v: the inputs (added members of a
- * changed u, the whole list of a new in-neighbour), the smallest candidate
- * score, whether an input is capped. */
+static input *new_input(join_state *J) {
+    if (J->n == J->cap) {
+        size_t c = J->cap ? 2 * J->cap : 64;
+        input *p = realloc(J->in, c * sizeof *p);
+        if (!p) return NULL;
+        J->in = p;
+        J->cap = c;
+    }
+    return &J->in[J->n++];
+}
+
+/* Pass 1 over the pairs [i, j) of node v (sorted: changed inputs first, new
+ * in-neighbours last): the inputs (added members of a changed u, the whole
+ * list of a new in-neighbour, which wins when u is both), the smallest
+ * candidate score, whether an input is capped. */
 static int gather_inputs(adv *a, adv_pairs *P, join_state *J, unsigned h, size_t i, size_t j, uint64_t *minc,
                          int *anycap) {
-    uint64_t v = P->p[i].v;
+    size_t d0 = j;
     int rc;
     *minc = UINT64_MAX;
     *anycap = 0;
     J->n = 0;
-    for (size_t q = i; q < j; q++) {
-        uint64_t u = P->p[q].u;
-        if (q > i && u == P->p[q - 1].u) continue;
-        while (J->dj < P->nd && (P->delta[J->dj].v < v || (P->delta[J->dj].v == v && P->delta[J->dj].u < u))) J->dj++;
-        int isd = J->dj < P->nd && P->delta[J->dj].v == v && P->delta[J->dj].u == u;
-        uint32_t ei = isd ? UINT32_MAX : map_get(&a->hs[h - 1].idx, u);
-        if (J->n == J->cap) {
-            J->cap = J->cap ? 2 * J->cap : 64;
-            input *p = realloc(J->in, J->cap * sizeof *p);
-            if (!p) return GSNAP_ENOMEM;
-            J->in = p;
-        }
-        input *x = &J->in[J->n++];
-        x->u = u;
-        if (ei != UINT32_MAX && a->hs[h - 1].e[ei].prop) {
-            const entry *e = &a->hs[h - 1].e[ei];
-            x->s = e->add; x->n = e->nadd; x->capped = e->capped;
-        } else { /* a new in-neighbour: its whole current list (read again in pass 2) */
-            if ((rc = gsnap_adv__cur_list(a, h - 1, u, J->buf, &x->s, &x->n, &x->capped))) return rc;
-            if (x->s == J->buf) x->s = NULL;
-            if (x->n && J->buf[0] < *minc && !x->s) *minc = J->buf[0];
-        }
-        if (x->n && x->s && x->s[0] < *minc) *minc = x->s[0];
+    while (d0 > i && (P->p[d0 - 1].u & PAIR_DELTA)) d0--;
+    for (size_t q = d0; q < j; q++) { /* new in-neighbours: their whole current list (read again in pass 2) */
+        input *x = new_input(J);
+        if (!x) return GSNAP_ENOMEM;
+        x->u = P->delta[P->p[q].u & ~PAIR_DELTA].u;
+        if ((rc = gsnap_adv__cur_list(a, h - 1, x->u, J->buf, &x->s, &x->n, &x->capped))) return rc;
+        if (x->n && x->s[0] < *minc) *minc = x->s[0];
+        if (x->s == J->buf) x->s = NULL;
         *anycap |= x->capped;
+    }
+    size_t nd = J->n;
+    for (size_t q = i; q < d0; q++) {
+        const pmeta *m = &P->meta[P->p[q].u];
+        size_t k = 0;
+        while (k < nd && J->in[k].u != m->u) k++;
+        if (k < nd) continue; /* also a new in-neighbour: its whole list is in */
+        input *x = new_input(J);
+        if (!x) return GSNAP_ENOMEM;
+        *x = (input){m->u, m->add, m->nadd, m->capped};
+        if (m->minadd < *minc) *minc = m->minadd;
+        *anycap |= m->capped;
     }
     return 0;
 }
@@ -176,13 +184,12 @@ static int incremental(adv *a, adv_pairs *P, join_state *J, unsigned h, size_t i
 static int join_hop(adv *a, adv_pairs *P, join_state *J, unsigned h) {
     uint32_t c = a->cat.caps[h - 1];
     int rc = 0, ch;
-    J->dj = 0;
     for (size_t i = 0; i < P->n;) {
         uint64_t v = P->p[i].v;
         size_t j = i;
         int full = 0, capped = 0, skip = 0;
         uint32_t n = 0;
-        while (j < P->n && P->p[j].v == v) { full |= P->p[j].u == UINT64_MAX; j++; }
+        while (j < P->n && P->p[j].v == v) { full |= P->p[j].u == PAIR_FULL; j++; }
         full |= map_get(&P->B.m, v) != UINT32_MAX;
         if (full) rc = full_list(a, h, v, J->kept, J->buf, &n, &capped);
         else rc = incremental(a, P, J, h, i, j, &n, &capped, &skip);

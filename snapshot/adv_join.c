@@ -62,11 +62,28 @@ static int full_list(adv *a, unsigned h, uint64_t v, uint64_t *kept, uint64_t *b
 
 /* Hop 1 of node v of C_1: D_1 from N(v) at the new (T, V); v joins B_1 when
  * it lost an in-neighbour, its new in-neighbours go to the delta. */
+/* N(v) at the old (T, V), ids ascending: the stored D_1(v) when it is not
+ * capped (then D_1 = R_1 = N(v): no store query; no record: no
+ * neighbours), else from the store. */
+static int old_nbrs(adv *a, uint64_t v, vec *old) {
+    uint64_t s[GSNAP_SLAB_CAP], tmp[GSNAP_SLAB_CAP], est, off;
+    uint32_t n;
+    int capped, had, rc;
+    if ((rc = gsnap_adv__old_list(a, 1, v, s, &n, &capped, &est, &had, &off))) return rc;
+    if (capped) return gsnap_adv__nbrs_at(a, v, a->p.dir, a->cat.at_t, a->cat.at_version, old);
+    for (uint32_t j = 0; j < n; j++) s[j] = gsnap_snap__unscore(s[j], a->key);
+    gsnap_adv__sort_u64(s, n, tmp);
+    old->n = 0;
+    for (uint32_t j = 0; j < n; j++)
+        if ((rc = vpush(old, s[j]))) return rc;
+    return 0;
+}
+
 static int hop1_node(adv *a, adv_pairs *P, uint64_t v, vec *old, vec *sc) {
     const uint64_t *xs;
     size_t n, k = 0;
     int rc, ch;
-    if ((rc = gsnap_adv__nbrs_at(a, v, a->p.dir, a->cat.at_t, a->cat.at_version, old))) return rc;
+    if ((rc = old_nbrs(a, v, old))) return rc;
     if ((rc = gsnap_adv__nin(a, v, &xs, &n))) return rc;
     for (size_t j = 0; j < old->n; j++) { /* N_old subset of N_new? (both ascending) */
         while (k < n && xs[k] < old->v[j]) k++;

@@ -11,7 +11,9 @@
 # `snapshot advance` (wall, /usr/bin/time) and a fresh create at the new
 # version (same caps) with the same build. Reports per build the best advance,
 # the best create and advance / create. OLD: a build directory of the old
-# version (make BUILD=... of it); NEW (default build).
+# version (make BUILD=... of it); NEW (default build). DB0: a prepared
+# database (k3 created on the first 99%, then the last 1% ingested) instead
+# of generating one.
 # Results: $NEW/bench/snapshot-advance-ab-YYYYmmdd-HHMMSS.txt.
 set -eu
 cd "$(dirname "$0")/.."
@@ -27,6 +29,11 @@ echo "# bench/run_snapshot_advance_ab.sh SCALE=$SCALE ROUNDS=$ROUNDS OLD=$OLD NE
 echo "# $(date -u) $(uname -sr) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT"
 say() { echo "$*" | tee -a "$OUT"; }
 timed() { /usr/bin/time -f "%e" -o "$DIR/time.txt" "$@" > "$DIR/last.out"; cat "$DIR/time.txt"; }
+if [ -n "${DB0:-}" ]; then
+    # a prepared database: k3 created on the first 99%, the last 1% ingested
+    rm -rf "$DIR/db0"; cp -r "$DB0" "$DIR/db0"
+    caps=$("$NEW/graphsnap" -d "$DIR/db0" snapshot show k3 | sed -n 's/^caps\t//p')
+else
 f="$DIR/rmat-$SCALE.tsv"
 [ -e "$f" ] || "$NEW/tools/rmat" --scale "$SCALE" --edge-factor 16 --seed 1 > "$f" 2>/dev/null
 n=$(wc -l < "$f")
@@ -38,6 +45,7 @@ GRAPHSNAP_SYNC=none "$NEW/graphsnap" -d "$DIR/db0" ingest "$DIR/head.tsv" > /dev
 "$NEW/graphsnap" -d "$DIR/db0" snapshot create k3 --hops 3 --fanouts 10,10,10 --hop-sets sampled --mem "$MEM" > "$DIR/last.out"
 caps=$(sed -n 's/^caps\t//p' "$DIR/last.out")
 GRAPHSNAP_SYNC=none "$NEW/graphsnap" -d "$DIR/db0" ingest "$DIR/tail.tsv" > /dev/null
+fi
 say "scale$SCALE.caps $caps"
 r=1
 while [ $r -le "$ROUNDS" ]; do

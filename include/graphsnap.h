@@ -587,7 +587,11 @@ typedef struct {
  * Returns GSNAP_OK, GSNAP_NOTFOUND, GSNAP_ENOTSUP (exact snapshot, or a
  * store keeping one direction only), GSNAP_EINVAL, GSNAP_EACCES, GSNAP_EIO,
  * GSNAP_ENOSPC, GSNAP_ECHECKSUM/ECORRUPT (a damaged slab), GSNAP_ENOMEM.
- * Not thread-safe against another advance or create of the same snapshot.
+ * Claims the name as `gsnap_snapshot_create` does (an exclusive lock on
+ * <db dir>/snapshots/.NAME.lock, held until the commit): while another
+ * thread or process creates, advances or drops that snapshot it returns
+ * GSNAP_EBUSY (and they get GSNAP_EEXIST / GSNAP_EBUSY while it runs);
+ * nothing is committed. Safe to call from several threads or processes.
  * Complexity: O(sum over recomputed v of sum_{u in N(v)} c) plus one point
  * query per recomputed node; memory O(changed lists).
  */
@@ -610,7 +614,8 @@ int gsnap_snapshot_info_get(gsnap_db *db, const char *name, gsnap_snapshot_info 
 
 /** Drop a snapshot: its table and catalog record in one write txn, then its
  *  files. Handles still open on it keep reading their open files until they
- *  close; open read txns keep their view. GSNAP_NOTFOUND if none. */
+ *  close; open read txns keep their view. GSNAP_NOTFOUND if none;
+ *  GSNAP_EBUSY while a create or advance of that name holds its claim. */
 int gsnap_snapshot_drop(gsnap_db *db, const char *name);
 
 #define GSNAP_KHOP_OPTIONS_VERSION 2

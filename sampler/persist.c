@@ -154,37 +154,26 @@ static int push_u64(uint64_t **a, size_t *n, size_t *cap, uint64_t x) {
     return 0;
 }
 
-/* Read entry (hop of cache i, v) into ls->buf; *n = its length. */
-static int read_entry(gsnap_sampler *s, MDB_txn *txn, load_state *ls, unsigned hop, uint64_t v,
-                      size_t *n, uint64_t *egen, uint64_t *ever) {
-    int rc = gsnap_snapshot__cache_get(s->snap, txn, hop, v, ls->buf, ls->bcap, n, egen, ever);
-    if (rc != GSNAP_ERANGE) return rc;
-    uint64_t *nb = realloc(ls->buf, *n * sizeof *nb);
-    if (!nb) return GSNAP_ENOMEM;
-    ls->buf = nb;
-    ls->bcap = *n;
-    return gsnap_snapshot__cache_get(s->snap, txn, hop, v, ls->buf, ls->bcap, n, egen, ever);
+/* Entry (cache i, node v) absent from the table: a node without neighbours
+ * at the snapshot's (T, V) gets an empty entry; one with neighbours is drawn
+ * from the store and written back (*need_fix). */
+static void absent_entry(gsnap_sampler *s, gsnap_samp__image *im, unsigned i, uint64_t v, int *need_fix) {
+    gsnap_samp__cache *c = &im->caches[i];
+    if (im->deg[v] == 0) { /* no neighbours at the snapshot's (T, V) */
+        c->cnt[v] = 0;
+        c->ver[v] = s->rp.as_of; /* what an absent key reflects */
+    } else {
+        *need_fix = 1;
+    }
 }
 
-/* Load entry (cache i, node v) of the image; *need_fix = 1 when it must be
- * drawn from the store and written back (absent with neighbours, or short). */
-static int load_entry(gsnap_sampler *s, MDB_txn *txn, gsnap_samp__image *im, load_state *ls,
-                      unsigned i, uint64_t v, int *need_fix) {
+/* Use entry (cache i, node v) read from the table (its n ids in ls->buf,
+ * generation egen, version ever); *need_fix = 1 when it must be drawn from
+ * the store and written back (too short). */
+static int use_entry(gsnap_sampler *s, gsnap_samp__image *im, load_state *ls, unsigned i, uint64_t v, size_t n,
+                     uint64_t egen, uint64_t ever, int *need_fix) {
     gsnap_samp__cache *c = &im->caches[i];
     unsigned hop = s->rp.hops[i];
-    size_t n = 0;
-    uint64_t egen = 0, ever = 0;
-    int rc = read_entry(s, txn, ls, hop, v, &n, &egen, &ever);
-    if (rc == GSNAP_NOTFOUND) {
-        if (im->deg[v] == 0) { /* no neighbours at the snapshot's (T, V) */
-            c->cnt[v] = 0;
-            c->ver[v] = s->rp.as_of; /* what an absent key reflects */
-        } else {
-            *need_fix = 1;
-        }
-        return 0;
-    }
-    if (rc) return rc;
     if (s->o.max_staleness < 0 && ever > s->rp.as_of) {
         /* A frozen sampler finds an entry drawn by a fresh sampler at a newer
          * version: it may hold edges that do not exist at this snapshot's
@@ -209,23 +198,69 @@ static int load_entry(gsnap_sampler *s, MDB_txn *txn, gsnap_samp__image *im, loa
     return 0;
 }
 
-/* Every cached entry of the image from the table, in ONE read txn. */
+/* One cache's table walk: entries in node order, each copied out of the map
+ * and used; the cached nodes the walk does not meet are absent. */
+typedef struct {
+    gsnap_sampler *s;
+    gsnap_samp__image *im;
+    load_state *ls;
+    unsigned i;
+    uint64_t next;      /* nodes below it are done */
+    uint8_t *fix;       /* per node: needs a draw from the store */
+} walk_ctx;
+
+static void absent_below(walk_ctx *w, uint64_t end) {
+    gsnap_samp__cache *c = &w->im->caches[w->i];
+    for (; w->next < end; w->next++) {
+        int need_fix = 0;
+        if (c->cnt[w->next] == GSNAP_SAMP_UNCACHED) continue;
+        absent_entry(w->s, w->im, w->i, w->next, &need_fix);
+        w->fix[w->next] |= (uint8_t)need_fix;
+    }
+}
+
+static int walk_entry(void *vctx, const gsnap_snapshot__entry *e) {
+    walk_ctx *w = vctx;
+    gsnap_samp__cache *c = &w->im->caches[w->i];
+    load_state *ls = w->ls;
+    if (e->node >= w->im->nnodes) return 0;
+    absent_below(w, e->node);
+    w->next = e->node + 1;
+    if (c->cnt[e->node] == GSNAP_SAMP_UNCACHED) return 0;
+    if (e->n > ls->bcap) {
+        uint64_t *nb = realloc(ls->buf, (size_t)e->n * sizeof *nb);
+        if (!nb) return GSNAP_ENOMEM;
+        ls->buf = nb;
+        ls->bcap = e->n;
+    }
+    if (e->n) memcpy(ls->buf, e->ids, (size_t)e->n * 8);
+    int need_fix = 0;
+    int rc = use_entry(w->s, w->im, ls, w->i, e->node, e->n, e->gen, e->version, &need_fix);
+    w->fix[e->node] |= (uint8_t)need_fix;
+    return rc;
+}
+
+/* Every cached entry of the image from the table, in ONE read txn: one
+ * cursor pass per cache over its hop's keys (node order), not a lookup per
+ * node and cache. */
 static int load_entries(gsnap_sampler *s, gsnap_samp__image *im, load_state *ls, uint64_t *gen) {
     gsnap_read *rd = NULL;
+    uint8_t *fix = calloc(im->nnodes ? (size_t)im->nnodes : 1, 1);
+    if (!fix) return GSNAP_ENOMEM;
     int rc = gsnap_read_begin(s->db, &rd);
-    if (rc) return rc;
+    if (rc) { free(fix); return rc; }
     MDB_txn *txn = gsnap_read__txn(rd);
     rc = gsnap_snapshot__generation(s->snap, txn, gen);
-    for (uint64_t v = 0; rc == 0 && v < im->nnodes; v++) {
-        int need_fix = 0;
-        for (unsigned i = 0; rc == 0 && i < im->ncache; i++) {
-            gsnap_samp__cache *c = &im->caches[i];
-            if (c->cap == 0 || c->cnt[v] == GSNAP_SAMP_UNCACHED) continue;
-            rc = load_entry(s, txn, im, ls, i, v, &need_fix);
-        }
-        if (rc == 0 && need_fix) rc = push_u64(&ls->fix, &ls->nfix, &ls->fixcap, v);
+    for (unsigned i = 0; rc == 0 && i < im->ncache; i++) {
+        if (im->caches[i].cap == 0) continue;
+        walk_ctx w = {s, im, ls, i, 0, fix};
+        rc = gsnap_snapshot__walk(s->snap, txn, s->rp.hops[i], walk_entry, &w);
+        if (rc == 0) absent_below(&w, im->nnodes);
     }
     gsnap_read_end(rd);
+    for (uint64_t v = 0; rc == 0 && v < im->nnodes; v++)
+        if (fix[v]) rc = push_u64(&ls->fix, &ls->nfix, &ls->fixcap, v);
+    free(fix);
     return rc;
 }
 
@@ -302,10 +337,24 @@ static int load_pass(gsnap_sampler *s, gsnap_samp__image *im, uint64_t *gen, int
 }
 
 /* Degrees (the threshold split) from the degree field of the snapshot's
- * hop-1 records, one cursor pass over the table: O(nodes with edges), no
- * store scan. Nodes without a record have no neighbours at (T, V). Entries
- * start empty; persist_load fills them from the table and draws (from the
- * store, per node) only those the table lacks. */
+ * hop-1 records, one verified cursor pass over the table: O(nodes with
+ * edges), no store scan. Nodes without a record have no neighbours at
+ * (T, V). Entries start empty; persist_load fills them from the table and
+ * draws (from the store, per node) only those the table lacks. */
+typedef struct { gsnap_sampler *s; gsnap_samp__image *im; } deg_ctx;
+
+static int deg_entry(void *vctx, const gsnap_snapshot__entry *e) {
+    deg_ctx *d = vctx;
+    gsnap_samp__image *im = d->im;
+    if (e->node >= im->nnodes) return 0;
+    im->deg[e->node] = e->degree;
+    for (unsigned i = 0; i < im->ncache; i++) {
+        gsnap_samp__cache *c = &im->caches[i];
+        if (c->cap && e->degree > d->s->rp.threshold) c->cnt[e->node] = 0; /* cached: filled from the table */
+    }
+    return 0;
+}
+
 static int degrees_from_table(gsnap_sampler *s, gsnap_samp__image *im) {
     size_t nn = im->nnodes ? (size_t)im->nnodes : 1;
     uint32_t none = s->rp.threshold == 0 ? 0 : GSNAP_SAMP_UNCACHED;
@@ -318,35 +367,10 @@ static int degrees_from_table(gsnap_sampler *s, gsnap_samp__image *im) {
         }
     }
     gsnap_read *rd = NULL;
-    MDB_cursor *cur = NULL;
     int rc = gsnap_read_begin(s->db, &rd);
     if (rc) return rc;
-    if ((rc = mdb_cursor_open(gsnap_read__txn(rd), gsnap_snapshot__dbi(s->snap), &cur))) {
-        rc = gsnap_store__mdb_err(s->db, rc, "sampler: snapshot degrees");
-        goto out;
-    }
-    unsigned char kb[12] = {0, 0, 0, 1};
-    MDB_val k = {12, kb}, v;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        const unsigned char *kp = k.mv_data;
-        if (k.mv_size != 12 || kp[0] || kp[1] || kp[2] || kp[3] != 1) break;
-        uint64_t node = 0;
-        for (int i = 4; i < 12; i++) node = node << 8 | kp[i];
-        if (v.mv_size < 64) { rc = GSNAP_ECORRUPT; break; }
-        uint32_t d;
-        memcpy(&d, (const unsigned char *)v.mv_data + 60, 4); /* degree (docs/format.md) */
-        if (node >= im->nnodes) continue;
-        im->deg[node] = d;
-        for (unsigned i = 0; i < im->ncache; i++) {
-            gsnap_samp__cache *c = &im->caches[i];
-            if (c->cap && d > s->rp.threshold) c->cnt[node] = 0; /* cached: filled from the table */
-        }
-    }
-    if (rc == MDB_NOTFOUND) rc = 0;
-    if (rc == GSNAP_ECORRUPT) rc = gsnap_store__err(s->db, rc, "sampler: a snapshot record is too short");
-    else if (rc > 0) rc = gsnap_store__mdb_err(s->db, rc, "sampler: snapshot degrees");
-out:
-    if (cur) mdb_cursor_close(cur);
+    deg_ctx d = {s, im};
+    rc = gsnap_snapshot__walk(s->snap, gsnap_read__txn(rd), 1, deg_entry, &d);
     gsnap_read_end(rd);
     return rc;
 }

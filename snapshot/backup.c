@@ -141,6 +141,61 @@ out:
     return rc;
 }
 
+/* 2. the environment, from one read txn, into dest/data.mdb */
+static int copy_store(gsnap_db *db, const char *dest, gsnap_backup_report *rep) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/data.mdb", dest);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0664);
+    if (fd < 0) return gsnap_store__err(db, GSNAP_EIO, "cannot create %s: %s", path, strerror(errno));
+    int rc = gsnap_store__copy_fd(db, fd);
+    struct stat st;
+    if (rc == 0 && fstat(fd, &st) == 0) rep->store_bytes = (uint64_t)st.st_size;
+    close(fd);
+    return rc;
+}
+
+/* 3. the copy's catalog says which slab files belong to it: unfinished ones
+ * are dropped from the copy, complete ones copied from their pinned files
+ * (pinned now when they completed after the pinning). */
+static int copy_snapshots(gsnap_db *db, gsnap_db *bk, pinned *pins, size_t npin, const gsnap_backup_options *opts,
+                          gsnap_backup_report *rep) {
+    gsnap_snapshot_info *bk_list = NULL;
+    size_t nbk = 0;
+    uint64_t total = 0, done = 0;
+    int rc = gsnap_snapshot_list(bk, &bk_list, &nbk);
+    for (size_t i = 0; i < nbk; i++)
+        if (bk_list[i].complete)
+            for (unsigned h = 0; h < bk_list[i].hops; h++) total += bk_list[i].blocks[h];
+    for (size_t i = 0; i < nbk && !rc; i++) {
+        const gsnap_snapshot_info *info = &bk_list[i];
+        if (!info->complete) {
+            if ((rc = gsnap_snapshot_drop(bk, info->name)))
+                rc = gsnap_store__err(db, rc, "removing unfinished snapshot %s from the copy: %s", info->name,
+                                      gsnap_db_errmsg(bk));
+            else
+                rep->dropped_incomplete++;
+            continue;
+        }
+        pinned late, *p = NULL;
+        for (size_t j = 0; j < npin && !p; j++)
+            if (same_snapshot(&pins[j].info, info)) p = &pins[j];
+        if (!p) { /* completed after the pinning */
+            rc = pin(db, info, &late);
+            if (rc == GSNAP_NOTFOUND)
+                rc = gsnap_store__err(db, GSNAP_EBUSY, "snapshot %s was dropped during the backup; retry",
+                                      info->name);
+            if (rc) break;
+            p = &late;
+        }
+        for (unsigned h = 1; h <= info->hops && rc == 0; h++)
+            rc = copy_slab(db, bk, info, h, p->fd[h], &rep->slab_bytes, opts, &done, total);
+        if (p == &late) unpin(&late);
+        if (!rc) rep->snapshots++;
+    }
+    free(bk_list);
+    return rc;
+}
+
 int gsnap_db_backup(gsnap_db *db, const char *dest, const gsnap_backup_options *opts, gsnap_backup_report *report) {
     static const gsnap_backup_options defaults = GSNAP_BACKUP_OPTIONS_INIT;
     gsnap_backup_report rep;
@@ -150,11 +205,11 @@ int gsnap_db_backup(gsnap_db *db, const char *dest, const gsnap_backup_options *
     if (opts->version != GSNAP_BACKUP_OPTIONS_VERSION)
         return gsnap_store__err(db, GSNAP_EINVAL, "gsnap_db_backup: options version %u not supported", opts->version);
     double t0 = gsnap_now();
-    gsnap_snapshot_info *src_list = NULL, *bk_list = NULL;
-    size_t nsrc = 0, nbk = 0, npin = 0;
+    gsnap_snapshot_info *src_list = NULL;
+    size_t nsrc = 0, npin = 0;
     pinned *pins = NULL;
     gsnap_db *bk = NULL;
-    int rc, fd = -1;
+    int rc;
     int d = dest_ready(dest);
     if (d > 0) return gsnap_store__err(db, GSNAP_EEXIST, "%s exists and is not empty", dest);
     if (d < 0) return gsnap_store__err(db, -d == ENOSPC ? GSNAP_ENOSPC : -d == EACCES ? GSNAP_EACCES : GSNAP_EIO,
@@ -169,75 +224,23 @@ int gsnap_db_backup(gsnap_db *db, const char *dest, const gsnap_backup_options *
         if (rc) goto out;
         npin++;
     }
-    /* 2. the environment, from one read txn */
     if (opts->progress) opts->progress(opts->progress_ctx, "store", 0, 1);
-    {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/data.mdb", dest);
-        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0664);
-        if (fd < 0) {
-            rc = gsnap_store__err(db, GSNAP_EIO, "cannot create %s: %s", path, strerror(errno));
-            goto out;
-        }
-        if ((rc = gsnap_store__copy_fd(db, fd))) goto out;
-        struct stat st;
-        if (fstat(fd, &st) == 0) rep.store_bytes = (uint64_t)st.st_size;
-        close(fd);
-        fd = -1;
-    }
+    if ((rc = copy_store(db, dest, &rep))) goto out;
     if (opts->progress) opts->progress(opts->progress_ctx, "store", 1, 1);
-    /* 3. the copy's catalog says which slab files belong to it */
     gsnap_db_options bo = GSNAP_DB_OPTIONS_INIT;
     bo.create = 0;
     if ((rc = gsnap_db_open(dest, &bo, &bk))) {
         rc = gsnap_store__err(db, rc, "the copy does not open: %s", gsnap_last_open_error());
         goto out;
     }
-    if ((rc = gsnap_db_version(bk, &rep.version))) goto out;
-    if ((rc = gsnap_snapshot_list(bk, &bk_list, &nbk))) goto out;
-    uint64_t total = 0, done = 0;
-    for (size_t i = 0; i < nbk; i++)
-        if (bk_list[i].complete)
-            for (unsigned h = 0; h < bk_list[i].hops; h++) total += bk_list[i].blocks[h];
-    for (size_t i = 0; i < nbk; i++) {
-        const gsnap_snapshot_info *info = &bk_list[i];
-        if (!info->complete) {
-            if ((rc = gsnap_snapshot_drop(bk, info->name))) {
-                rc = gsnap_store__err(db, rc, "removing unfinished snapshot %s from the copy: %s", info->name,
-                                      gsnap_db_errmsg(bk));
-                goto out;
-            }
-            rep.dropped_incomplete++;
-            continue;
-        }
-        pinned late, *p = NULL;
-        for (size_t j = 0; j < npin && !p; j++)
-            if (same_snapshot(&pins[j].info, info)) p = &pins[j];
-        if (!p) { /* completed after the pinning */
-            rc = pin(db, info, &late);
-            if (rc == GSNAP_NOTFOUND)
-                rc = gsnap_store__err(db, GSNAP_EBUSY, "snapshot %s was dropped during the backup; retry",
-                                      info->name);
-            if (rc) goto out;
-            p = &late;
-        }
-        for (unsigned h = 1; h <= info->hops && rc == 0; h++)
-            rc = copy_slab(db, bk, info, h, p->fd[h], &rep.slab_bytes, opts, &done, total);
-        if (p == &late) unpin(&late);
-        if (rc) goto out;
-        rep.snapshots++;
-    }
-    {
-        int dfd = open(dest, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd >= 0) { fsync(dfd); close(dfd); }
-    }
+    if ((rc = gsnap_db_version(bk, &rep.version)) || (rc = copy_snapshots(db, bk, pins, npin, opts, &rep))) goto out;
+    int dfd = open(dest, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) { fsync(dfd); close(dfd); }
 out:
-    if (fd >= 0) close(fd);
     gsnap_db_close(bk);
     for (size_t j = 0; j < npin; j++) unpin(&pins[j]);
     free(pins);
     free(src_list);
-    free(bk_list);
     rep.seconds = gsnap_now() - t0;
     if (report) *report = rep;
     return rc;

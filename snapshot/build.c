@@ -189,29 +189,6 @@ static build *new_build(gsnap_db *db, const char *name, const gsnap_snapshot_opt
     return b;
 }
 
-/* Claim the snapshot name for this build: flock(LOCK_EX | LOCK_NB) on
- * snapshots/.NAME.lock (never unlinked: unlinking a lock file races with
- * the next claimer). A process that dies releases it, so a BUILDING record
- * without a lock holder is a crashed build's leftover and may be taken over. */
-static int claim_name(build *b) {
-    char p[2300];
-    snprintf(p, sizeof p, "%s/snapshots", gsnap_db_path(b->db));
-    if (mkdir(p, 0755) && errno != EEXIST) return gsnap_store__err(b->db, GSNAP_EIO, "mkdir %s: %s", p, strerror(errno));
-    snprintf(p, sizeof p, "%s/snapshots/.%s.lock", gsnap_db_path(b->db), b->name);
-    int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) return gsnap_store__err(b->db, GSNAP_EIO, "snapshot %s: cannot open %s: %s", b->name, p, strerror(errno));
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        int e = errno;
-        close(fd);
-        if (e == EWOULDBLOCK)
-            return gsnap_store__err(b->db, GSNAP_EEXIST, "snapshot %s already exists: it is being created by another "
-                                    "thread or process", b->name);
-        return gsnap_store__err(b->db, GSNAP_EIO, "snapshot %s: cannot lock %s: %s", b->name, p, strerror(e));
-    }
-    b->lock_fd = fd;
-    return 0;
-}
-
 /* Record the snapshot as BUILDING (its table emptied) and prepare its
  * directories. The version is resolved here; the scan's read view begins
  * only after this write (no read view is held across a write txn, which may
@@ -234,7 +211,7 @@ static int catalog_begin(build *b, MDB_dbi *dbi, int *began) {
                                 (long long)opts->at_t, (long long)dst0.max_t);
     b->p.at_version = opts->as_of == GSNAP_VERSION_LATEST ? latest : opts->as_of;
     /* claim the name: an exclusive lock held for the whole build */
-    if ((rc = claim_name(b))) return rc;
+    if ((rc = gsnap_snap__claim(b->db, b->name, GSNAP_EEXIST, &b->lock_fd))) return rc;
     struct gsnap_cat *c = &b->cat;
     c->magic = GSNAP_CAT_MAGIC;
     c->format = GSNAP_CAT_FORMAT;
@@ -338,10 +315,10 @@ static void end_build(build *b, gsnap_pfile ball[2], int rc, int began) {
     if (rc && began) {
         char msg[512];
         snprintf(msg, sizeof msg, "%s", gsnap_db_errmsg(b->db));
-        gsnap_snapshot_drop(b->db, b->name);
+        gsnap_snap__drop_claimed(b->db, b->name);
         if (*msg) gsnap_store__err(b->db, rc, "%s", msg);
     }
-    if (b->lock_fd >= 0) close(b->lock_fd); /* releases the name */
+    gsnap_snap__release(b->lock_fd); /* releases the name */
     for (unsigned h = 0; h <= GSNAP_MAX_HOPS; h++) free(b->live[h]);
     free(b->sel.v);
     free(b->work.v);

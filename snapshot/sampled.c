@@ -262,122 +262,144 @@ out:
 
 /* ---- external sort-merge ---- */
 
-static int build_external(gsnap_sampled_job *j, gsnap_pfile *A) {
-    gsnap_pfile F = {0}, D[2], C[2];
-    gsnap_sorter *so = NULL, *S = NULL, *Cs = NULL;
-    grp ga = {0}, gf = {0}, gd = {0}, gc = {0}, gs = {0}, gk = {0};
-    uint64_t *sc = NULL, kept[GSNAP_SLAB_CAP], ids[GSNAP_SLAB_CAP];
-    size_t sc_cap = 0;
+/* The state of the external (sort-merge) path: F = {(x, v)} sorted by x,
+ * D_{h-1} = {(u, score)} and C_{h-1} = {(u, 1): D_{h-1}(u) capped} as pair
+ * files (two generations), the sorters of hop h and the group readers. */
+typedef struct {
+    gsnap_pfile F, D[2], C[2];
+    gsnap_sorter *so, *S, *Cs;
+    grp ga, gf, gd, gc, gs, gk;
+    uint64_t *sc, kept[GSNAP_SLAB_CAP], ids[GSNAP_SLAB_CAP];
+    size_t sc_cap;
     char path[2300];
-    int rc = 0, r;
-    memset(D, 0, sizeof D);
-    memset(C, 0, sizeof C);
-    /* hop 1, and F = {(x, v)} */
-    if ((rc = gsnap_pf__rewind(A))) goto out;
-    if (j->hops > 1 && (rc = gsnap_sorter__new(j->tmp, j->budget / 2, 0, &so))) goto out;
-    snprintf(path, sizeof path, "%s/sd1", j->tmp);
-    if ((rc = gsnap_pf__create(&D[1], path))) goto out;
-    snprintf(path, sizeof path, "%s/sc1", j->tmp);
-    if ((rc = gsnap_pf__create(&C[1], path))) goto out;
-    ga.pf = A;
-    while ((r = grp_next(&ga)) > 0) {
-        if (sc_cap < ga.n) {
-            free(sc);
-            sc_cap = ga.n + ga.n / 2;
-            if (!(sc = malloc(sc_cap * sizeof *sc))) { rc = GSNAP_ENOMEM; goto out; }
+} ext;
+
+static int ext_file(gsnap_sampled_job *j, ext *x, gsnap_pfile *pf, const char *what, unsigned h) {
+    snprintf(x->path, sizeof x->path, "%s/%s%u", j->tmp, what, h);
+    return gsnap_pf__create(pf, x->path);
+}
+
+/* Hop 1 from A, its D_1 and C_1 files, and F sorted by x. */
+static int ext_hop1(gsnap_sampled_job *j, gsnap_pfile *A, ext *x) {
+    int rc, r;
+    if ((rc = gsnap_pf__rewind(A))) return rc;
+    if (j->hops > 1 && (rc = gsnap_sorter__new(j->tmp, j->budget / 2, 0, &x->so))) return rc;
+    if ((rc = ext_file(j, x, &x->D[1], "sd", 1)) || (rc = ext_file(j, x, &x->C[1], "sc", 1))) return rc;
+    x->ga.pf = A;
+    while ((r = grp_next(&x->ga)) > 0) {
+        grp *g = &x->ga;
+        if (x->sc_cap < g->n) {
+            free(x->sc);
+            x->sc_cap = g->n + g->n / 2;
+            if (!(x->sc = malloc(x->sc_cap * sizeof *x->sc))) return GSNAP_ENOMEM;
         }
-        size_t m = hop1(j, ga.v, ga.n, sc, kept);
-        int capped = ga.n > m;
-        for (size_t i = 0; so && i < ga.n; i++)
-            if ((rc = gsnap_sorter__add(so, ga.v[i], ga.key))) goto out;
+        size_t m = hop1(j, g->v, g->n, x->sc, x->kept);
+        int capped = g->n > m;
+        for (size_t i = 0; x->so && i < g->n; i++)
+            if ((rc = gsnap_sorter__add(x->so, g->v[i], g->key))) return rc;
         for (size_t i = 0; j->hops > 1 && i < m; i++)
-            if ((rc = gsnap_pf__write(&D[1], ga.key, kept[i]))) goto out;
-        if (capped && (rc = gsnap_pf__write(&C[1], ga.key, 1))) goto out;
-        if ((rc = emit_scores(j, 1, ga.key, kept, m, capped, ga.n, ids))) goto out;
+            if ((rc = gsnap_pf__write(&x->D[1], g->key, x->kept[i]))) return rc;
+        if (capped && (rc = gsnap_pf__write(&x->C[1], g->key, 1))) return rc;
+        if ((rc = emit_scores(j, 1, g->key, x->kept, m, capped, g->n, x->ids))) return rc;
     }
-    if (r < 0) { rc = r; goto out; }
-    if (j->hops > 1) {
-        gsnap_pair p;
-        snprintf(path, sizeof path, "%s/sf", j->tmp);
-        if ((rc = gsnap_pf__create(&F, path))) goto out;
-        if ((rc = gsnap_sorter__finish(so))) goto out;
-        while ((r = gsnap_sorter__next(so, &p)) > 0)
-            if ((rc = gsnap_pf__write(&F, p.a, p.b))) goto out;
-        if (r < 0) { rc = r; goto out; }
-        j->spilled_runs += gsnap_sorter__spilled_runs(so);
-        gsnap_sorter__free(so);
-        so = NULL;
-    }
-    for (unsigned h = 2; h <= j->hops; h++) {
-        gsnap_pfile *dp = &D[(h - 1) % 2], *cp = &C[(h - 1) % 2], *dn = &D[h % 2], *cn = &C[h % 2];
-        uint32_t c = j->caps[h - 1];
-        if ((rc = gsnap_sorter__new(j->tmp, j->budget / 2, 1, &S))) goto out;
-        gsnap_sorter__key_cap(S, (uint64_t)c + 1);
-        if ((rc = gsnap_sorter__new(j->tmp, 1u << 20, 1, &Cs))) goto out;
-        if ((rc = gsnap_pf__rewind(&F)) || (rc = gsnap_pf__rewind(dp)) || (rc = gsnap_pf__rewind(cp))) goto out;
-        memset(&gf, 0, sizeof gf); gf.pf = &F;
-        memset(&gd, 0, sizeof gd); gd.pf = dp;
-        memset(&gc, 0, sizeof gc); gc.pf = cp;
-        int rf = grp_next(&gf), rd = grp_next(&gd), rcp = grp_next(&gc);
-        while (rf > 0 && rd > 0) {
-            if (gf.key < gd.key) { rf = grp_next(&gf); continue; }
-            if (gd.key < gf.key) { rd = grp_next(&gd); continue; }
-            while (rcp > 0 && gc.key < gd.key) rcp = grp_next(&gc);
-            int ucap = rcp > 0 && gc.key == gd.key;
-            for (size_t i = 0; i < gf.n; i++) {
-                for (size_t k = 0; k < gd.n; k++)
-                    if ((rc = gsnap_sorter__add(S, gf.v[i], gd.v[k]))) goto out;
-                if (ucap && (rc = gsnap_sorter__add(Cs, gf.v[i], 0))) goto out;
-            }
-            rf = grp_next(&gf);
-            rd = grp_next(&gd);
+    if (r < 0 || j->hops < 2) return r < 0 ? r : 0;
+    gsnap_pair p;
+    if ((rc = ext_file(j, x, &x->F, "sf", 0)) || (rc = gsnap_sorter__finish(x->so))) return rc;
+    while ((r = gsnap_sorter__next(x->so, &p)) > 0)
+        if ((rc = gsnap_pf__write(&x->F, p.a, p.b))) return rc;
+    if (r < 0) return r;
+    j->spilled_runs += gsnap_sorter__spilled_runs(x->so);
+    gsnap_sorter__free(x->so);
+    x->so = NULL;
+    return 0;
+}
+
+/* Hop h, step 1: F joined with D_{h-1} on u: every (v, score) into S (per
+ * key cap c_h + 1), every v with a capped input into Cs. */
+static int ext_join(gsnap_sampled_job *j, ext *x, unsigned h) {
+    gsnap_pfile *dp = &x->D[(h - 1) % 2], *cp = &x->C[(h - 1) % 2];
+    int rc;
+    if ((rc = gsnap_sorter__new(j->tmp, j->budget / 2, 1, &x->S))) return rc;
+    gsnap_sorter__key_cap(x->S, (uint64_t)j->caps[h - 1] + 1);
+    if ((rc = gsnap_sorter__new(j->tmp, 1u << 20, 1, &x->Cs))) return rc;
+    if ((rc = gsnap_pf__rewind(&x->F)) || (rc = gsnap_pf__rewind(dp)) || (rc = gsnap_pf__rewind(cp))) return rc;
+    grp *gf = &x->gf, *gd = &x->gd, *gc = &x->gc;
+    free(gf->v); free(gd->v); free(gc->v);
+    memset(gf, 0, sizeof *gf); gf->pf = &x->F;
+    memset(gd, 0, sizeof *gd); gd->pf = dp;
+    memset(gc, 0, sizeof *gc); gc->pf = cp;
+    int rf = grp_next(gf), rd = grp_next(gd), rcp = grp_next(gc);
+    while (rf > 0 && rd > 0) {
+        if (gf->key < gd->key) { rf = grp_next(gf); continue; }
+        if (gd->key < gf->key) { rd = grp_next(gd); continue; }
+        while (rcp > 0 && gc->key < gd->key) rcp = grp_next(gc);
+        int ucap = rcp > 0 && gc->key == gd->key;
+        for (size_t i = 0; i < gf->n; i++) {
+            for (size_t k = 0; k < gd->n; k++)
+                if ((rc = gsnap_sorter__add(x->S, gf->v[i], gd->v[k]))) return rc;
+            if (ucap && (rc = gsnap_sorter__add(x->Cs, gf->v[i], 0))) return rc;
         }
-        if (rf < 0 || rd < 0 || rcp < 0) { rc = rf < 0 ? rf : rd < 0 ? rd : rcp; goto out; }
-        free(gf.v); free(gd.v); free(gc.v);
-        gf.v = gd.v = gc.v = NULL;
-        if ((rc = gsnap_sorter__finish(S)) || (rc = gsnap_sorter__finish(Cs))) goto out;
+        rf = grp_next(gf);
+        rd = grp_next(gd);
+    }
+    if (rf < 0 || rd < 0 || rcp < 0) return rf < 0 ? rf : rd < 0 ? rd : rcp;
+    if ((rc = gsnap_sorter__finish(x->S))) return rc;
+    return gsnap_sorter__finish(x->Cs);
+}
+
+/* Hop h, step 2: S grouped by v: D_h(v), its flag and size emitted, and
+ * written as the next hop's D and C files. */
+static int ext_emit(gsnap_sampled_job *j, ext *x, unsigned h) {
+    gsnap_pfile *dn = &x->D[h % 2], *cn = &x->C[h % 2];
+    uint32_t c = j->caps[h - 1];
+    int rc, r;
+    if (h < j->hops) {
+        gsnap_pf__close(dn, 1);
+        gsnap_pf__close(cn, 1);
+        if ((rc = ext_file(j, x, dn, "sd", h)) || (rc = ext_file(j, x, cn, "sc", h))) return rc;
+    }
+    grp *gs = &x->gs, *gk = &x->gk;
+    free(gs->v); free(gk->v);
+    memset(gs, 0, sizeof *gs); gs->so = x->S;
+    memset(gk, 0, sizeof *gk); gk->so = x->Cs;
+    int rk = grp_next(gk);
+    while ((r = grp_next(gs)) > 0) {
+        uint64_t v = gs->key;
+        while (rk > 0 && gk->key < v) rk = grp_next(gk);
+        if (rk < 0) return rk;
+        int capped = gs->n > c || (rk > 0 && gk->key == v);
+        size_t m = gs->n < c ? gs->n : c;
+        uint64_t est = capped ? gsnap_snap__kmv(c, gs->v[m - 1]) : m;
         if (h < j->hops) {
-            gsnap_pf__close(dn, 1);
-            gsnap_pf__close(cn, 1);
-            snprintf(path, sizeof path, "%s/sd%u", j->tmp, h);
-            if ((rc = gsnap_pf__create(dn, path))) goto out;
-            snprintf(path, sizeof path, "%s/sc%u", j->tmp, h);
-            if ((rc = gsnap_pf__create(cn, path))) goto out;
+            for (size_t i = 0; i < m; i++)
+                if ((rc = gsnap_pf__write(dn, v, gs->v[i]))) return rc;
+            if (capped && (rc = gsnap_pf__write(cn, v, 1))) return rc;
         }
-        memset(&gs, 0, sizeof gs); gs.so = S;
-        memset(&gk, 0, sizeof gk); gk.so = Cs;
-        int rk = grp_next(&gk);
-        while ((r = grp_next(&gs)) > 0) {
-            uint64_t v = gs.key;
-            while (rk > 0 && gk.key < v) rk = grp_next(&gk);
-            if (rk < 0) { rc = rk; goto out; }
-            int capped = gs.n > c || (rk > 0 && gk.key == v);
-            size_t m = gs.n < c ? gs.n : c;
-            uint64_t est = capped ? gsnap_snap__kmv(c, gs.v[m - 1]) : m;
-            if (h < j->hops) {
-                for (size_t i = 0; i < m; i++)
-                    if ((rc = gsnap_pf__write(dn, v, gs.v[i]))) goto out;
-                if (capped && (rc = gsnap_pf__write(cn, v, 1))) goto out;
-            }
-            if ((rc = emit_scores(j, h, v, gs.v, m, capped, est, ids))) goto out;
-        }
-        if (r < 0) { rc = r; goto out; }
-        free(gs.v); free(gk.v);
-        gs.v = gk.v = NULL;
-        j->spilled_runs += gsnap_sorter__spilled_runs(S);
-        if (j->progress) j->progress(j->progress_ctx, "join", h, j->hops);
-        gsnap_sorter__free(S);
-        gsnap_sorter__free(Cs);
-        S = Cs = NULL;
+        if ((rc = emit_scores(j, h, v, gs->v, m, capped, est, x->ids))) return rc;
     }
-out:
-    gsnap_sorter__free(so);
-    gsnap_sorter__free(S);
-    gsnap_sorter__free(Cs);
-    gsnap_pf__close(&F, 1);
-    for (int i = 0; i < 2; i++) { gsnap_pf__close(&D[i], 1); gsnap_pf__close(&C[i], 1); }
-    free(ga.v); free(gf.v); free(gd.v); free(gc.v); free(gs.v); free(gk.v);
-    free(sc);
+    if (r < 0) return r;
+    j->spilled_runs += gsnap_sorter__spilled_runs(x->S);
+    if (j->progress) j->progress(j->progress_ctx, "join", h, j->hops);
+    gsnap_sorter__free(x->S);
+    gsnap_sorter__free(x->Cs);
+    x->S = x->Cs = NULL;
+    return 0;
+}
+
+static int build_external(gsnap_sampled_job *j, gsnap_pfile *A) {
+    ext *x = calloc(1, sizeof *x);
+    if (!x) return GSNAP_ENOMEM;
+    int rc = ext_hop1(j, A, x);
+    for (unsigned h = 2; h <= j->hops && !rc; h++)
+        if (!(rc = ext_join(j, x, h))) rc = ext_emit(j, x, h);
+    gsnap_sorter__free(x->so);
+    gsnap_sorter__free(x->S);
+    gsnap_sorter__free(x->Cs);
+    gsnap_pf__close(&x->F, 1);
+    for (int i = 0; i < 2; i++) { gsnap_pf__close(&x->D[i], 1); gsnap_pf__close(&x->C[i], 1); }
+    free(x->ga.v); free(x->gf.v); free(x->gd.v); free(x->gc.v); free(x->gs.v); free(x->gk.v);
+    free(x->sc);
+    free(x);
     return rc;
 }
 

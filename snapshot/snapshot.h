@@ -60,6 +60,20 @@ int gsnap_snapshot__cache_get(const struct gsnap_snapshot *snap, MDB_txn *txn,
                               unsigned hop, uint64_t node, uint64_t *buf, size_t cap,
                               size_t *n, uint64_t *gen, uint64_t *version);
 
+/** One verified entry of a table walk: ids points into the LMDB map
+ *  (unaligned, little-endian u64s: copy with memcpy), valid during the call. */
+typedef struct {
+    uint64_t node, gen, version;
+    uint32_t n, degree;
+    const void *ids;
+} gsnap_snapshot__entry;
+typedef int (*gsnap_snapshot__walk_fn)(void *ctx, const gsnap_snapshot__entry *e);
+/** Call fn for every entry of `hop` in txn, in node order (one cursor pass;
+ *  each record's checksum verified first: a damaged one ends the walk with
+ *  GSNAP_ECHECKSUM/ECORRUPT/EFORMAT and a message naming its node). A
+ *  nonzero return of fn ends the walk and is returned. */
+int gsnap_snapshot__walk(const struct gsnap_snapshot *snap, MDB_txn *txn, unsigned hop,
+                         gsnap_snapshot__walk_fn fn, void *ctx);
 /** Write the cached list of (hop, node) in write txn `txn` as generation
  *  `gen` reflecting store version `version`, keeping the slab pointer already
  *  stored for the key (if any). n may be 0 (an empty list is stored). */

@@ -117,6 +117,14 @@ int gsnap_snap__cat_get(gsnap_db *db, MDB_txn *txn, const char *name, struct gsn
 int gsnap_snap__cat_put(gsnap_db *db, MDB_txn *txn, const char *name, const struct gsnap_cat *c);
 int gsnap_snap__remove_files(gsnap_db *db, const char *name);
 int gsnap_snap__pre_open(gsnap_db *db, const char *name);
+/* claim.c: claim the name (exclusive non-blocking flock on
+ * snapshots/.NAME.lock); when another holds it, busy_rc (GSNAP_EEXIST for
+ * create, GSNAP_EBUSY for advance and drop) with a message. *fd: the claim,
+ * released by gsnap_snap__release. */
+int gsnap_snap__claim(gsnap_db *db, const char *name, int busy_rc, int *fd);
+void gsnap_snap__release(int fd);
+/* table.c: drop without taking the claim (the caller holds it). */
+int gsnap_snap__drop_claimed(gsnap_db *db, const char *name);
 
 /* ---- deterministic sampling (sample.c) ---- */
 uint64_t gsnap_snap__sample_key(uint64_t seed, unsigned hop, uint64_t node, uint64_t gen,

@@ -384,8 +384,20 @@ int gsnap_snap__remove_files(gsnap_db *db, const char *name) {
 }
 
 int gsnap_snapshot_drop(gsnap_db *db, const char *name) {
+    int fd = -1;
     if (!db) return GSNAP_EINVAL;
     if (!gsnap_snap__valid_name(name)) return gsnap_store__err(db, GSNAP_EINVAL, "snapshot drop: bad name");
+    if (gsnap_store__read_only(db)) return gsnap_store__err(db, GSNAP_EACCES, "database is read-only");
+    gsnap_snapshot_info info;
+    int rc = gsnap_snapshot_info_get(db, name, &info); /* no lock file for a name never used */
+    if (rc == GSNAP_NOTFOUND) return rc;
+    if ((rc = gsnap_snap__claim(db, name, GSNAP_EBUSY, &fd))) return rc;
+    rc = gsnap_snap__drop_claimed(db, name);
+    gsnap_snap__release(fd);
+    return rc;
+}
+
+int gsnap_snap__drop_claimed(gsnap_db *db, const char *name) {
     struct drop_ctx d = {name};
     int rc = gsnap_snap__pre_open(db, name);
     if (!rc) rc = gsnap_store__write(db, drop_txn, &d);

@@ -15,7 +15,9 @@
  *      and skips nodes whose full list nothing can enter. Each advance
  *      equals a fresh create, and the hop-3 recompute count is below the
  *      number of nodes with a changed input (the old rule), so the skip
- *      did trigger. */
+ *      did trigger.
+ *   6. A new in-neighbour that stays out of a capped hop-1 list: the list
+ *      keeps its place (no hop-1 block written), its size is updated. */
 #include "test.h"
 #include <signal.h>
 #include <sys/stat.h>
@@ -258,6 +260,52 @@ static void grow_only(void) {
     free(dir);
 }
 
+/* 6: a capped hop-1 list whose members stay (a new in-neighbour that does
+ * not enter the bottom c_1) keeps its place in the slab: only its record
+ * (exact size) changes, no hop-1 block is written. */
+static void capped_stays(void) {
+    const uint64_t N = 200;
+    char *dir = test_tmpdir("advstay");
+    gsnap_db_options dopt = GSNAP_DB_OPTIONS_INIT;
+    dopt.sync = GSNAP_SYNC_NONE;
+    gsnap_db *db;
+    gsnap_batch *bt;
+    int64_t t = 1;
+    OK(gsnap_db_open(dir, &dopt, &db));
+    OK(gsnap_batch_begin(db, &bt));
+    for (uint64_t x = 1; x <= 60; x++) OK(gsnap_batch_add(bt, x, 0, t++)); /* hub 0: 60 in-neighbours */
+    for (uint64_t x = 1; x < N; x++) OK(gsnap_batch_add(bt, x, (x * 7) % N, t++));
+    OK(gsnap_batch_commit(bt, NULL));
+    gsnap_snapshot_options so = GSNAP_SNAPSHOT_OPTIONS_INIT;
+    so.hop_sets = GSNAP_HOPSETS_SAMPLED;
+    so.hops = 2;
+    so.caps[0] = 8; so.caps[1] = 8;
+    OK(gsnap_snapshot_create(db, "adv", &so, NULL));
+    unsigned stayed = 0;
+    for (uint64_t x = 61; x < 71; x++) {
+        gsnap_khop_result *before = all_lists(db, "adv", N, NULL);
+        OK(gsnap_batch_begin(db, &bt));
+        OK(gsnap_batch_add(bt, x, 0, t++));
+        OK(gsnap_batch_commit(bt, NULL));
+        gsnap_advance_report rep;
+        OK(gsnap_snapshot_advance(db, "adv", NULL, &rep));
+        gsnap_khop_result *after = all_lists(db, "adv", N, NULL);
+        CHECK(rep.touched_nodes == 1 && rep.changed[0] == 1); /* the hub's exact size */
+        if (list_eq(before, after, 0)) {
+            stayed++;
+            CHECK_MSG(rep.blocks_written[0] == 0, "edge %llu -> 0: the unchanged capped list was rewritten (%llu blocks)",
+                      (unsigned long long)x, (unsigned long long)rep.blocks_written[0]);
+        }
+        gsnap_khop_result_free(before);
+        gsnap_khop_result_free(after);
+        compare_fresh(db, &so, N, "capped list stays");
+    }
+    CHECK_MSG(stayed > 0, "no new in-neighbour stayed out of the hub's list");
+    gsnap_db_close(db);
+    test_rmdir(dir);
+    free(dir);
+}
+
 /* The event array, reachable from a static: the reader child (spawn_reader)
  * _exits while main's copy may live only in a register, and valgrind would
  * count it as definitely lost in that child. */
@@ -380,5 +428,6 @@ int main(void) {
     free(dir);
     free(e);
     grow_only();
+    capped_stays();
     TEST_DONE();
 }

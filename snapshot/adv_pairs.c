@@ -1,0 +1,97 @@
+/*
+ * snapshot/adv_pairs.c -- the (node, input) pairs a hop of `snapshot
+ * advance` joins, and the sets B_h of nodes whose walk set may have lost
+ * members (B_1 = nodes that lost an in-neighbour, B_h = B_1 u out(B_{h-1})).
+ * Pairs of hop h: (v, m) for every out-neighbour v of a node u whose D_{h-1}
+ * or capped flag changed (m: u's pmeta), (v, PAIR_FULL) for v in B_1
+ * (recompute in full), and (v, PAIR_DELTA | i) for the new in-neighbours
+ * u = delta[i].u of v (hop 1's delta); sorted with the radix sort of pairs.
+ */
+#include "snapshot/adv_int.h"
+
+int gsnap_adv__push_pair(vu **p, size_t *n, size_t *cap, uint64_t v, uint64_t u) {
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 1024;
+        vu *q = realloc(*p, c * sizeof *q);
+        if (!q) return GSNAP_ENOMEM;
+        *p = q;
+        *cap = c;
+    }
+    (*p)[(*n)++] = (vu){v, u};
+    return 0;
+}
+
+/* Sort x[0..n) by (v, u); the sort buffer is kept across hops. */
+int gsnap_adv__sort_vu(adv_pairs *P, vu *x, size_t n) {
+    if (n < 2) return 0;
+    if (P->tcap < n) {
+        free(P->tmp);
+        P->tcap = n + n / 4;
+        if (!(P->tmp = malloc(P->tcap * sizeof *P->tmp))) { P->tcap = 0; return GSNAP_ENOMEM; }
+    }
+    gsnap_sort__pairs((gsnap_pair *)x, P->tmp, n);
+    return 0;
+}
+
+/* B_h = B_1 u out(B_{h-1}) (P->B holds B_{h-1} on entry, B_h on return). */
+int gsnap_adv__next_B(adv *a, adv_pairs *P) {
+    nset Bn = {0};
+    int rc = 0;
+    for (size_t i = 0; i < P->B1.k.n && !rc; i++) rc = nset_add(&Bn, P->B1.k.v[i]);
+    for (size_t i = 0; i < P->B.k.n && !rc; i++) {
+        const uint64_t *os;
+        size_t no;
+        if ((rc = gsnap_adv__nout(a, P->B.k.v[i], &os, &no))) break;
+        for (size_t j = 0; j < no && !rc; j++) rc = nset_add(&Bn, os[j]);
+    }
+    nset_free(&P->B);
+    P->B = Bn;
+    return rc;
+}
+
+/* The pairs of hop h, sorted by (v, b): b = the index of the changed input's
+ * pmeta, PAIR_DELTA | i for the new in-neighbour delta[i].u, PAIR_FULL. */
+int gsnap_adv__hop_pairs(adv *a, adv_pairs *P, unsigned h) {
+    int rc = 0;
+    P->n = 0;
+    P->nmeta = 0;
+    for (size_t i = 0; i < a->hs[h - 1].n; i++) {
+        const entry *e = &a->hs[h - 1].e[i];
+        if (!e->prop) continue;
+        const uint64_t *os;
+        size_t no;
+        if ((rc = gsnap_adv__nout(a, e->node, &os, &no))) return rc;
+        if (P->n + no > P->cap) {
+            size_t c = 2 * (P->n + no) + 1024;
+            vu *q = realloc(P->p, c * sizeof *q);
+            if (!q) return GSNAP_ENOMEM;
+            P->p = q;
+            P->cap = c;
+        }
+        if (P->nmeta == P->mcap) {
+            size_t c = P->mcap ? 2 * P->mcap : 1024;
+            pmeta *q = realloc(P->meta, c * sizeof *q);
+            if (!q) return GSNAP_ENOMEM;
+            P->meta = q;
+            P->mcap = c;
+        }
+        P->meta[P->nmeta] = (pmeta){e->node, e->nadd ? e->add[0] : UINT64_MAX, e->add, e->nadd, e->capped};
+        for (size_t j = 0; j < no; j++) P->p[P->n++] = (vu){os[j], P->nmeta};
+        P->nmeta++;
+    }
+    for (size_t i = 0; i < P->B1.k.n && !rc; i++) /* lost an in-neighbour: recompute in full */
+        rc = gsnap_adv__push_pair(&P->p, &P->n, &P->cap, P->B1.k.v[i], PAIR_FULL);
+    for (size_t i = 0; i < P->nd && !rc; i++)
+        rc = gsnap_adv__push_pair(&P->p, &P->n, &P->cap, P->delta[i].v, PAIR_DELTA | i);
+    return rc ? rc : gsnap_adv__sort_vu(P, P->p, P->n);
+}
+
+void gsnap_adv__pairs_free(adv_pairs *P) {
+    free(P->p);
+    free(P->delta);
+    free(P->meta);
+    free(P->tmp);
+    nset_free(&P->B);
+    nset_free(&P->B1);
+    memset(P, 0, sizeof *P);
+}

@@ -1,0 +1,208 @@
+/*
+ * snapshot/adv_read.c -- what `snapshot advance` reads: N(v) at the new
+ * (T, V) in either direction (cached per node), the stored records and slab
+ * lists of the old version (verified; a direct-mapped cache of verified
+ * blocks; each decoded list kept as scores ascending), and the recomputed
+ * entries of a hop (the old list beside the new one: changed, added members).
+ */
+#include "snapshot/adv_int.h"
+#include <unistd.h>
+
+/* N(v) at the new (T, V), distinct ascending (self loop kept). */
+int gsnap_adv__nbrs_at(adv *a, uint64_t v, gsnap_dir dir, int64_t T, uint64_t V, vec *out) {
+    size_t n = 0;
+    int rc;
+    out->n = 0;
+    for (;;) {
+        rc = gsnap_neighbors(a->db, NULL, v, dir, T, V, a->nb, a->nb_cap, &n);
+        if (rc) return rc;
+        if (n <= a->nb_cap) break;
+        free(a->nb);
+        a->nb_cap = n + n / 2;
+        if (!(a->nb = malloc(a->nb_cap * sizeof *a->nb))) return GSNAP_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!i || a->nb[i].node != a->nb[i - 1].node)
+            if ((rc = vpush(out, a->nb[i].node))) return rc;
+    return 0;
+}
+
+static int nbrs(adv *a, uint64_t v, gsnap_dir dir, vec *out) { return gsnap_adv__nbrs_at(a, v, dir, a->T, a->V, out); }
+
+/* N(v) in direction dir at the new (T, V), cached in (idx, off, ids):
+ * *ids valid until the next call with the same cache. */
+static int nbrs_cached(adv *a, uint64_t v, gsnap_dir dir, u64map *idx, vec *off, vec *ids_v, const uint64_t **ids,
+                       size_t *n) {
+    uint32_t i = map_get(idx, v);
+    if (i == UINT32_MAX) {
+        vec t = {0};
+        int rc = nbrs(a, v, dir, &t);
+        if (rc) { free(t.v); return rc; }
+        i = (uint32_t)(off->n);
+        if ((rc = vpush(off, ids_v->n)) || (rc = vpush(off, t.n)) || (rc = map_put(idx, v, i))) { free(t.v); return rc; }
+        for (size_t j = 0; j < t.n; j++)
+            if ((rc = vpush(ids_v, t.v[j]))) { free(t.v); return rc; }
+        free(t.v);
+    }
+    *ids = ids_v->v + off->v[i];
+    *n = off->v[i + 1];
+    return 0;
+}
+
+/* N_in(v) (snapshot direction), cached. */
+int gsnap_adv__nin(adv *a, uint64_t v, const uint64_t **ids, size_t *n) {
+    return nbrs_cached(a, v, a->p.dir, &a->nin_idx, &a->nin_off, &a->nin_ids, ids, n);
+}
+
+/* N_out(v) (against the snapshot direction: the nodes v is an input of), cached. */
+int gsnap_adv__nout(adv *a, uint64_t v, const uint64_t **ids, size_t *n) {
+    gsnap_dir back = a->p.dir == GSNAP_DIR_IN ? GSNAP_DIR_OUT : GSNAP_DIR_IN;
+    return nbrs_cached(a, v, back, &a->nout_idx, &a->nout_off, &a->nout_ids, ids, n);
+}
+
+/* Stored record of (hop, v) in the old version: exists, and its list. */
+int gsnap_adv__old_rec(adv *a, unsigned h, uint64_t v, struct gsnap_rec_hdr *hd, int *exists) {
+    unsigned char kb[12];
+    gsnap_snap__key(kb, h, v);
+    MDB_val k = {12, kb}, val;
+    int rc = gsnap_store__get(a->db, a->rt, a->dbi, &k, &val, "snapshot advance: lookup");
+    *exists = 0;
+    if (rc == GSNAP_NOTFOUND) return 0;
+    if (rc) return rc;
+    if ((rc = gsnap_snap__rec_decode(val.mv_data, val.mv_size, hd))) /* decode verifies the checksum */
+        return gsnap_store__err(a->db, rc, "snapshot %s: table record (hop %u, node %llu) is corrupt", a->name, h,
+                                (unsigned long long)v);
+    *exists = 1;
+    return 0;
+}
+
+int gsnap_adv__read_block(adv *a, unsigned h, uint64_t b) {
+    size_t slot = (size_t)(adv_mix(b * 31 + h) & (BCACHE - 1));
+    if (a->bc_tag[slot] == ((b << 8) | h) + 1) {
+        a->blk = a->bc + slot * GSNAP_SLAB_BLOCK;
+        return 0;
+    }
+    a->blk = a->bc + slot * GSNAP_SLAB_BLOCK;
+    a->bc_tag[slot] = 0;
+    if (b == 0 || b >= a->cat.blocks[h - 1] ||
+        pread(a->fd[h], a->blk, GSNAP_SLAB_BLOCK, (off_t)(b * GSNAP_SLAB_BLOCK)) != GSNAP_SLAB_BLOCK)
+        return gsnap_store__err(a->db, GSNAP_ECORRUPT, "snapshot %s hop %u block %llu: cannot read", a->name, h,
+                                (unsigned long long)b);
+    if (gsnap_slab__block_verify(a->blk, b))
+        return gsnap_store__err(a->db, GSNAP_ECHECKSUM, "snapshot %s hop %u block %llu: checksum mismatch", a->name, h,
+                                (unsigned long long)b);
+    a->bc_tag[slot] = ((b << 8) | h) + 1;
+    return 0;
+}
+
+static int old_list_read(adv *a, unsigned h, uint64_t v, uint64_t *s, uint32_t *n, int *capped, uint64_t *est,
+                         int *had, uint64_t *off);
+
+/* The stored D_h(v) as scores ascending (decoded once, then kept). */
+int gsnap_adv__old_list(adv *a, unsigned h, uint64_t v, uint64_t *s, uint32_t *n, int *capped, uint64_t *est,
+                    int *had, uint64_t *off) {
+    uint32_t i = map_get(&a->ol_idx[h], v);
+    int rc;
+    if (i == UINT32_MAX) {
+        struct olrec r;
+        int c, hd;
+        if ((rc = old_list_read(a, h, v, s, n, &c, &r.est, &hd, &r.off))) return rc;
+        r.n = *n; r.capped = (uint8_t)c; r.had = (uint8_t)hd; r.at = (uint32_t)a->ol_s.n;
+        for (uint32_t j = 0; j < *n; j++)
+            if ((rc = vpush(&a->ol_s, s[j]))) return rc;
+        if (a->nol == a->ol_cap) {
+            size_t nc = a->ol_cap ? 2 * a->ol_cap : 1024;
+            struct olrec *p = realloc(a->ol, nc * sizeof *p);
+            if (!p) return GSNAP_ENOMEM;
+            a->ol = p; a->ol_cap = nc;
+        }
+        a->ol[a->nol] = r;
+        if ((rc = map_put(&a->ol_idx[h], v, (uint32_t)a->nol))) return rc;
+        i = (uint32_t)a->nol++;
+    }
+    const struct olrec *r = &a->ol[i];
+    *n = r->n; *capped = r->capped; *est = r->est; *had = r->had; *off = r->off;
+    if (r->n) memcpy(s, a->ol_s.v + r->at, (size_t)r->n * sizeof *s);
+    return 0;
+}
+
+static int old_list_read(adv *a, unsigned h, uint64_t v, uint64_t *s, uint32_t *n, int *capped, uint64_t *est,
+                         int *had, uint64_t *off) {
+    struct gsnap_rec_hdr hd;
+    int ex, rc;
+    *n = 0; *capped = 0; *est = 0; *had = 0; *off = 0;
+    if ((rc = gsnap_adv__old_rec(a, h, v, &hd, &ex)) || !ex || hd.slab_len == 0) return rc;
+    if (hd.slab_len > GSNAP_SLAB_BLOCK - GSNAP_SLAB_BLOCK_HDR || hd.slab_off % GSNAP_SLAB_BLOCK + hd.slab_len > GSNAP_SLAB_BLOCK)
+        return gsnap_store__err(a->db, GSNAP_ECORRUPT, "snapshot %s: bad slab pointer (hop %u, node %llu)", a->name, h,
+                                (unsigned long long)v);
+    if ((rc = gsnap_adv__read_block(a, h, hd.slab_off / GSNAP_SLAB_BLOCK))) return rc;
+    gsnap_slab_ptr sp = {hd.slab_off, hd.slab_len, hd.slab_xxh};
+    uint64_t ids[GSNAP_SLAB_CAP];
+    if ((rc = gsnap_slab__list_at(a->blk, hd.slab_off, v, &sp, ids, n)))
+        return gsnap_store__err(a->db, rc, "snapshot %s hop %u node %llu: list does not match its table entry", a->name,
+                                h, (unsigned long long)v);
+    for (uint32_t i = 0; i < *n; i++) s[i] = gsnap_snap__score(ids[i], a->key);
+    gsnap_adv__sort_u64(s, *n, ids); /* scores ascending (ids is free now) */
+    *capped = (hd.flags & GSNAP_REC_CAPPED) != 0;
+    *est = hd.n_exact;
+    *had = 1;
+    *off = hd.slab_off;
+    return 0;
+}
+
+/* D_{h}(u) at the new version: recomputed if in hs[h], else stored. */
+int gsnap_adv__cur_list(adv *a, unsigned h, uint64_t u, uint64_t *buf, const uint64_t **s, uint32_t *n, int *capped) {
+    uint32_t i = map_get(&a->hs[h].idx, u);
+    if (i != UINT32_MAX) {
+        entry *e = &a->hs[h].e[i];
+        *s = e->s; *n = e->n; *capped = e->capped;
+        return 0;
+    }
+    uint64_t est, off;
+    int had;
+    *s = buf;
+    return gsnap_adv__old_list(a, h, u, buf, n, capped, &est, &had, &off);
+}
+
+int gsnap_adv__add_entry(adv *a, unsigned h, uint64_t v, const uint64_t *s, uint32_t n, int capped, uint64_t est,
+                     int *changed) {
+    hopset *H = &a->hs[h];
+    uint64_t old[GSNAP_SLAB_CAP], oest, ooff;
+    uint32_t on;
+    int oc, had, rc;
+    if ((rc = gsnap_adv__old_list(a, h, v, old, &on, &oc, &oest, &had, &ooff))) return rc;
+    if (H->n == H->cap) {
+        size_t c = H->cap ? 2 * H->cap : 256;
+        entry *p = realloc(H->e, c * sizeof *p);
+        if (!p) return GSNAP_ENOMEM;
+        H->e = p; H->cap = c;
+    }
+    entry *e = &H->e[H->n];
+    memset(e, 0, sizeof *e);
+    e->node = v; e->n = n; e->capped = (uint8_t)capped; e->est = est;
+    e->old_n = on; e->old_capped = (uint8_t)oc; e->old_est = oest; e->had_list = (uint8_t)had; e->old_off = ooff;
+    e->moved = on != n || (n && memcmp(old, s, n * sizeof *s) != 0);
+    e->prop = e->moved || oc != capped;
+    e->changed = e->prop || oest != est;
+    if (n) {
+        if (!(e->s = malloc(n * sizeof *s))) return GSNAP_ENOMEM;
+        memcpy(e->s, s, n * sizeof *s);
+    }
+    if (e->prop && n) { /* added members: s minus old (both ascending) */
+        uint64_t add[GSNAP_SLAB_CAP];
+        uint32_t k = 0, na = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            while (k < on && old[k] < s[i]) k++;
+            if (k < on && old[k] == s[i]) continue;
+            add[na++] = s[i];
+        }
+        if (na == n) e->add = e->s;
+        else if (na && !(e->add = malloc(na * sizeof *add))) { free(e->s); return GSNAP_ENOMEM; }
+        else if (na) memcpy(e->add, add, na * sizeof *add);
+        e->nadd = na;
+    }
+    if ((rc = map_put(&H->idx, v, (uint32_t)H->n))) { if (e->add != e->s) free(e->add); free(e->s); return rc; }
+    H->n++;
+    *changed = e->changed;
+    return 0;
+}

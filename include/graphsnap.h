@@ -835,7 +835,9 @@ typedef struct {
     uint64_t batches, edges, seeds;
     uint64_t generation;       /* cache generation now served */
     uint64_t refreshes;        /* refreshes completed (each one generation) */
-    uint64_t refreshed_entries;/* entries rewritten by refreshes */
+    uint64_t refreshed_entries;/* entries rewritten by refreshes (lazy FCR / FSCR: entries
+                                  brought to the current generation by the batches that
+                                  served them, see gsnap_sampler_refresh) */
     uint64_t replaced_ids;     /* cached ids replaced by partial refreshes (FCR
                                   rebuilds whole entries and does not count them) */
     uint64_t stale_marked;     /* entries marked stale by edge arrivals */
@@ -902,7 +904,11 @@ int gsnap_sampler_random_seeds(gsnap_sampler *s, uint64_t batch, size_t n, uint6
  *  FSCR / PCF / PSCR: gamma share of every cached entry), committed (with a
  *  snapshot) in one write transaction as the next generation (the changed
  *  entries and the generation). GSNAP_EBUSY while a background refresh runs.
- *  Complexity: one scan of the store, O(V + E), plus the writes. */
+ *  Complexity: one scan of the store, O(V + E), plus the writes. Without a
+ *  snapshot in frozen mode (max_staleness < 0), FCR and FSCR (-SC) refresh
+ *  lazily: this call (and _async, then done at once) only moves the
+ *  generation, O(1), and each entry is brought to it by the first batch that
+ *  serves it, with the same result as the eager refresh (docs/sampler.md). */
 int gsnap_sampler_refresh(gsnap_sampler *s);
 
 /** Start the same refresh on a background thread over a copy of the cache;

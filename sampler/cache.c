@@ -17,6 +17,7 @@ void gsnap_samp__image_free(gsnap_samp__image *im) {
     }
     free(im->deg);
     gsnap_samp__hot_free(im);
+    gsnap_samp__lazy_free(im->lz);
     free(im);
 }
 
@@ -53,6 +54,7 @@ int gsnap_samp__image_clone(const gsnap_samp__image *src, gsnap_samp__image **ou
     *im = *src;
     size_t nn = src->nnodes ? (size_t)src->nnodes : 1;
     im->deg = NULL;
+    im->lz = NULL; /* a copy of the u64 entries refreshes eagerly */
     memset(im->hot, 0, sizeof im->hot); /* the clone builds its own view */
     im->hot_ok = 0;
     for (unsigned i = 0; i < im->ncache; i++) {
@@ -84,6 +86,7 @@ oom:
 }
 
 uint64_t gsnap_samp__image_checksum(const gsnap_samp__image *im) {
+    if (im->lz && im->hot_ok) return gsnap_samp__lazy_checksum(im);
     XXH3_state_t *st = XXH3_createState();
     if (!st) return 0;
     XXH3_64bits_reset(st);
@@ -119,6 +122,27 @@ static int draw_whole(gsnap_samp__cache *c, unsigned hop, uint64_t node, const u
 
 
 
+/* nid = the kept ids cur[keep[0..gk)], then r fresh ids by rejection: the
+ * FRESH stream's positions in full, skipping ids already in the entry or
+ * drawn (full has at least 2 * cnt ids, so at least half of it is not
+ * cached: uniform over the neighbours not cached, no position search).
+ * lazy.c's fscr_step makes the same draws. Returns gk + r. */
+static size_t keep_fresh(const uint64_t *cur, uint32_t cnt, const uint64_t *full, size_t d,
+                         const uint32_t *keep, size_t gk, const gsnap_samp__key *kf, size_t r,
+                         uint64_t *nid) {
+    for (size_t i = 0; i < gk; i++) nid[i] = cur[keep[i]];
+    uint64_t fb = gsnap_samp__h(kf->seed, kf->ph, kf->node, kf->round, 0);
+    size_t m = gk;
+    for (uint64_t j = 0; m < gk + r; j++) {
+        uint64_t id = full[gsnap_samp__below(gsnap_samp__mix(fb, j), d)];
+        int dup = 0;
+        for (uint32_t q = 0; q < cnt; q++) dup |= cur[q] == id;
+        for (size_t q = gk; q < m; q++) dup |= nid[q] == id;
+        if (!dup) nid[m++] = id;
+    }
+    return m;
+}
+
 int gsnap_samp__entry_refresh(gsnap_samp__cache *c, unsigned hop, uint64_t node,
                               const uint64_t *full, size_t d, const gsnap_samp__rparams *rp,
                               uint64_t gen, uint64_t version, int whole,
@@ -126,10 +150,8 @@ int gsnap_samp__entry_refresh(gsnap_samp__cache *c, unsigned hop, uint64_t node,
     uint32_t cap = c->cap, cnt = c->cnt[node];
     if (changed) *changed = 0;
     if (cap == 0 || cnt == GSNAP_SAMP_UNCACHED) return 0;
-    uint32_t sp[3 * SMALL_CAP];
-    uint64_t sid[SMALL_CAP];
-    uint32_t *pick = sp, *excl = sp + SMALL_CAP, *keep = sp + 2 * SMALL_CAP;
-    uint64_t *nid = sid;
+    uint32_t sp[3 * SMALL_CAP], *pick = sp, *excl = sp + SMALL_CAP, *keep = sp + 2 * SMALL_CAP;
+    uint64_t sid[SMALL_CAP], *nid = sid;
     void *heap = NULL;
     int rc = 0;
     if (cap > SMALL_CAP) {
@@ -164,6 +186,20 @@ int gsnap_samp__entry_refresh(gsnap_samp__cache *c, unsigned hop, uint64_t node,
     double g = rp->per_hop ? rp->hop_gamma[hop] : rp->gamma; /* policy.c sets hop_gamma */
     size_t r = (size_t)(g * cap + 0.5);
     if (r == 0) goto done;
+    gsnap_samp__key kk = {rp->seed, (uint64_t)GSNAP_P_KEEP << 8 | hop, node, gen};
+    gsnap_samp__key kf = {rp->seed, (uint64_t)GSNAP_P_FRESH << 8 | hop, node, gen};
+    if (d >= 2 * (size_t)cap) { /* half not cached at least: rejection (keep_fresh) */
+        if (r > cap) r = cap;
+        long gk = gsnap_samp__choose(&kk, cnt, cap - r, keep, sc);
+        if (gk < 0) { rc = GSNAP_ENOMEM; goto done; }
+        size_t m = keep_fresh(cur, cnt, full, d, keep, (size_t)gk, &kf, r, nid);
+        memcpy(cur, nid, m * sizeof *nid);
+        c->cnt[node] = (uint32_t)m;
+        c->ver[node] = version;
+        *replaced += r;
+        if (changed) *changed = 1;
+        goto done;
+    }
     size_t ne = 0;
     for (uint32_t i = 0; i < cnt; i++) {
         long p = gsnap_samp__find_id(full, d, cur[i]);
@@ -174,8 +210,6 @@ int gsnap_samp__entry_refresh(gsnap_samp__cache *c, unsigned hop, uint64_t node,
     if (r > avail) r = avail;
     if (r > cap) r = cap;
     size_t nkeep = cap - r;
-    gsnap_samp__key kk = {rp->seed, (uint64_t)GSNAP_P_KEEP << 8 | hop, node, gen};
-    gsnap_samp__key kf = {rp->seed, (uint64_t)GSNAP_P_FRESH << 8 | hop, node, gen};
     long gk = gsnap_samp__choose(&kk, cnt, nkeep, keep, sc);
     long gf = gsnap_samp__choose_excl(&kf, d, excl, ne, r, pick, sc);
     if (gk < 0 || gf < 0) { rc = GSNAP_ENOMEM; goto done; }
@@ -215,6 +249,9 @@ static int pass_cb(void *vctx, uint64_t node, const uint64_t *ids, size_t n) {
     if (node >= im->nnodes) return 0;
     int rc = 0;
     if (!pc->refresh) im->deg[node] = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+    if (!pc->refresh && im->lz && n > 0 && n > pc->rp->threshold &&
+        (rc = gsnap_samp__lazy_capture(im->lz, node, ids, n)))
+        return rc;
     for (unsigned i = 0; i < im->ncache; i++) {
         gsnap_samp__cache *c = &im->caches[i];
         unsigned hop = pc->rp->hops[i];
@@ -267,6 +304,11 @@ static int run_pass(gsnap_samp__image *im, gsnap_samp__src *src, const gsnap_sam
     int rc = src->scan(src, rp->at_t, rp->as_of, pass_cb, &pc);
     free(pc.pick);
     gsnap_samp__scratch_free(&pc.sc);
+    if (rc == 0 && im->lz && !refresh) { /* lazy refreshes start from this build */
+        gsnap_samp__lazy_capture_end(im->lz);
+        im->lz_base = gen;
+        rc = gsnap_samp__hot_build(im);
+    }
     if (rc == 0) {
         im->gen = gen;
         if (entries) *entries = pc.entries;

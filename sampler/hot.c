@@ -1,8 +1,8 @@
 /*
  * sampler/hot.c -- the serving view of a cache image: per cache, fixed-size
- * slots of 1 + cap u32 words indexed by node id (count, then the cached
- * ids), so that serving a node from the cache is one load from one place
- * (the image keeps u64 ids, counts and versions in three arrays for the
+ * slots of 2 + cap u32 words indexed by node id (count, generation stamp,
+ * then the cached ids), so that serving a node from the cache is one load
+ * from one place (the image keeps u64 ids, counts and versions in three arrays for the
  * refresh and persistence code). The view belongs to its image: a pass over
  * the image (build, refresh, load) marks it out of step (hot_ok = 0) and
  * whoever prepared the image rebuilds it -- the background refresh thread
@@ -22,13 +22,16 @@ void gsnap_samp__hot_free(gsnap_samp__image *im) {
     im->hot_ok = 0;
 }
 
-static void copy_entry(const gsnap_samp__cache *c, gsnap_samp__hotc *h, uint64_t v) {
+/* Slot of node v from the u64 entry, stamped with generation gen. */
+static void copy_entry(const gsnap_samp__cache *c, gsnap_samp__hotc *h, uint64_t v,
+                       uint64_t gen) {
     uint32_t *sl = h->slot + v * h->stride;
     uint32_t cnt = c->cnt[v];
     sl[0] = cnt;
+    sl[1] = cnt == GSNAP_SAMP_UNCACHED ? GSNAP_SAMP_LZ_UNC : (uint32_t)(gen & GSNAP_SAMP_LZ_MASK);
     if (cnt == GSNAP_SAMP_UNCACHED) return;
     const uint64_t *ids = c->ids + v * c->cap;
-    for (uint32_t j = 0; j < cnt; j++) sl[1 + j] = (uint32_t)ids[j];
+    for (uint32_t j = 0; j < cnt; j++) sl[2 + j] = (uint32_t)ids[j];
 }
 
 int gsnap_samp__hot_build(gsnap_samp__image *im) {
@@ -38,23 +41,26 @@ int gsnap_samp__hot_build(gsnap_samp__image *im) {
         const gsnap_samp__cache *c = &im->caches[i];
         gsnap_samp__hotc *h = &im->hot[i];
         if (c->cap == 0) continue;
-        if (h->stride != c->cap + 1 || !h->slot) {
+        if (h->stride != c->cap + 2 || !h->slot) {
             free(h->slot);
-            h->stride = c->cap + 1;
+            h->stride = c->cap + 2;
             if (!(h->slot = malloc(nn * h->stride * sizeof *h->slot))) {
                 gsnap_samp__hot_free(im);
                 return GSNAP_ENOMEM;
             }
         }
-        for (uint64_t v = 0; v < im->nnodes; v++) copy_entry(c, h, v);
+        /* lazy refreshes: the u64 entries are at lz_base (the views are built
+         * once, right after the generation-0 build) */
+        uint64_t gen = im->lz ? im->lz_base : im->gen;
+        for (uint64_t v = 0; v < im->nnodes; v++) copy_entry(c, h, v, gen);
     }
     im->hot_ok = 1;
     return 0;
 }
 
 void gsnap_samp__hot_node(gsnap_samp__image *im, const gsnap_samp__cache *c, uint64_t node) {
-    if (!im || !im->hot_ok || node >= im->nnodes) return;
+    if (!im || !im->hot_ok || im->lz || node >= im->nnodes) return;
     size_t i = (size_t)(c - im->caches);
     if (i >= im->ncache || !im->hot[i].slot) return;
-    copy_entry(c, &im->hot[i], node);
+    copy_entry(c, &im->hot[i], node, im->gen);
 }

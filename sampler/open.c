@@ -168,6 +168,7 @@ static int finish_open(gsnap_sampler *s) {
             uint64_t gen = 0;
             if ((rc = gsnap_samp__persist_load(s, s->im, &gen))) return rc;
         } else {
+            if ((rc = gsnap_samp__lazy_attach(s))) return rc; /* FCR / FSCR: lazy.c */
             if ((rc = gsnap_samp__image_build(s->im, s->src, &s->rp, 0))) return rc;
         }
         s->st.t_load += gsnap_now() - t0;

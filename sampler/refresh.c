@@ -86,12 +86,29 @@ static gsnap_samp__rparams rparams_now(const gsnap_sampler *s) {
     return rp;
 }
 
+/* The share of cached ids each cache's next refresh replaces (FSCR, PCF,
+ * PSCR): one gamma per cache, asked for at each refresh. */
+static void refresh_gammas(const gsnap_sampler *s, double *gamma) {
+    for (unsigned i = 0; i < s->rp.ncache; i++) gamma[i] = s->rp.gamma;
+}
+
+/* Lazy FCR / FSCR (lazy.c): a refresh only moves the generation; each entry
+ * is brought to it when a batch first serves it. */
+static int lazy_refresh(gsnap_sampler *s) {
+    double gamma[GSNAP_MAX_LAYERS + 1] = {0};
+    refresh_gammas(s, gamma);
+    int rc = gsnap_samp__lazy_bump(s->im, gamma);
+    if (rc == 0) count_refresh(s, 0, 0);
+    return rc;
+}
+
 int gsnap_sampler_refresh(gsnap_sampler *s) {
     if (!s || s->magic != GSNAP_SAMP_MAGIC) return GSNAP_EINVAL;
     if (!s->im) return 0; /* FBL: nothing cached */
     gsnap_samp__ahead_drop(s); /* batches produced ahead read the old entries */
     pipe_cancel(s);
     if (s->bg_running) return GSNAP_EBUSY;
+    if (s->im->lz) return lazy_refresh(s);
     double t0 = gsnap_now();
     uint64_t entries = 0, replaced = 0;
     gsnap_samp__rparams rp = rparams_now(s);
@@ -209,6 +226,7 @@ int gsnap_sampler_refresh_async(gsnap_sampler *s) {
     gsnap_samp__ahead_drop(s);
     pipe_cancel(s);
     if (s->bg_running) return GSNAP_EBUSY;
+    if (s->im->lz) return lazy_refresh(s); /* O(1): done at once */
     return bg_start(s, 0);
 }
 
@@ -283,7 +301,8 @@ static int mark_changes(gsnap_sampler *s) {
  * scheduled refreshes of FCR / FSCR / PCF (and -SC) without a snapshot in
  * frozen mode (no entry changes during batches, no table to commit to). */
 static int pipelined(const gsnap_sampler *s) {
-    return s->o.period && s->im && !s->snap && !s->changed_at && !is_pscr(s->o.mode) &&
+    return s->o.period && s->im && !s->im->lz && !s->snap && !s->changed_at &&
+           !is_pscr(s->o.mode) &&
            !s->ad; /* an adaptive gamma or core is chosen at the due batch */
 }
 

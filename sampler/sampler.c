@@ -147,7 +147,12 @@ static int serve_rows(gsnap_sampler *s, unsigned h, const uint64_t *dst, uint32_
     const gsnap_samp__hotc *hc = pc && s->im->hot_ok ? &s->im->hot[pc - s->im->caches] : NULL;
     int pcf = s->o.mode == GSNAP_MODE_PCF || s->o.mode == GSNAP_MODE_PCF_SC;
     if (pcf || !hc || !hc->slot) hc = NULL;
-    uint64_t nn = hc ? s->im->nnodes : 0, ne = 0, hits = 0;
+    uint64_t nn = hc ? s->im->nnodes : 0, ne = 0, hits = 0, redrawn = 0, rep = 0;
+    /* lazy refreshes (lazy.c): a slot stamped with an older generation is
+     * brought to the current one before it is served */
+    int lazy = hc && s->im->lz;
+    unsigned ci = hc ? (unsigned)(hc - s->im->hot) : 0;
+    uint32_t want = (uint32_t)(s->im ? s->im->gen & GSNAP_SAMP_LZ_MASK : 0);
     size_t fz = f > 0 ? (size_t)f : 0;
     int rc;
     if ((rc = RES(s->cand, s->cand_cap, (size_t)ndst * (fz ? fz : 16) + 1))) return rc;
@@ -159,15 +164,30 @@ static int serve_rows(gsnap_sampler *s, unsigned h, const uint64_t *dst, uint32_
             const uint32_t *p = hc->slot + dst[i + 8] * hc->stride;
             __builtin_prefetch(p);
             __builtin_prefetch(p + 16);
+            __builtin_prefetch(p + hc->stride - 1);
         }
-        if (hc && v < nn && hc->slot[v * hc->stride] != GSNAP_SAMP_UNCACHED &&
-            !(s->changed_at && s->changed_at[v] > pc->ver[v])) {
+        int hit = 0;
+        if (hc && v < nn) {
+            const uint32_t *sl = hc->slot + v * hc->stride;
+            if (lazy) {
+                uint32_t st = __atomic_load_n(&sl[1], __ATOMIC_ACQUIRE);
+                hit = st != GSNAP_SAMP_LZ_UNC;
+                if (hit && st != want) {
+                    if ((rc = gsnap_samp__lazy_touch(s->im, ci, v, &s->sc, &rep))) return rc;
+                    redrawn++;
+                }
+            } else {
+                hit = sl[0] != GSNAP_SAMP_UNCACHED &&
+                      !(s->changed_at && s->changed_at[v] > pc->ver[v]);
+            }
+        }
+        if (hit) {
             const uint32_t *sl = hc->slot + v * hc->stride;
             uint32_t cnt = sl[0];
             if (ne + fz > s->cand_cap && (rc = RES(s->cand, s->cand_cap, ne + fz))) return rc;
             uint64_t *o = s->cand + ne;
             if (cnt <= (uint32_t)f) {
-                for (uint32_t j = 0; j < cnt; j++) o[j] = sl[1 + j];
+                for (uint32_t j = 0; j < cnt; j++) o[j] = sl[2 + j];
                 ne += cnt;
             } else {
                 uint32_t *pick = s->pick;
@@ -176,7 +196,7 @@ static int serve_rows(gsnap_sampler *s, unsigned h, const uint64_t *dst, uint32_
                     gsnap_samp__floyd_small(base, cnt, (uint32_t)fz, pick);
                 else if (gsnap_samp__choose_base(base, cnt, fz, pick, &s->sc) < 0)
                     return GSNAP_ENOMEM;
-                for (size_t j = 0; j < fz; j++) o[j] = sl[1 + pick[j]];
+                for (size_t j = 0; j < fz; j++) o[j] = sl[2 + pick[j]];
                 ne += fz;
             }
             hits++;
@@ -191,6 +211,9 @@ static int serve_rows(gsnap_sampler *s, unsigned h, const uint64_t *dst, uint32_
         ptr[i + 1] = (uint32_t)ne;
     }
     ls->hits += hits;
+    ls->refreshed += redrawn;
+    s->st.refreshed_entries += redrawn;
+    s->st.replaced_ids += rep;
     *nedges = ne;
     return 0;
 }

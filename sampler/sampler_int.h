@@ -145,17 +145,20 @@ typedef struct {
 } gsnap_samp__cache;
 
 /* Serving view of a cache: fixed-size slots indexed by node id; slot[v *
- * stride] is the count (or GSNAP_SAMP_UNCACHED), the next cap words the
- * cached ids (u32: cached nodes are < 2^31). Serving a node reads one place.
- * A copy of the cache's entries (u64 ids, counts, versions in three arrays,
- * which the refresh and persistence code use), kept in step: rebuilt whole
- * after a pass over the image (hot_ok = 0), entry by entry after in-batch
- * entry refreshes (PSCR, max_staleness). */
+ * stride] is the count (or GSNAP_SAMP_UNCACHED), slot[v * stride + 1] the
+ * generation stamp (lazy.c), the next cap words the cached ids (u32: cached
+ * nodes are < 2^31). Serving a node reads one place. A copy of the cache's
+ * entries (u64 ids, counts, versions in three arrays, which the refresh and
+ * persistence code use), kept in step: rebuilt whole after a pass over the
+ * image (hot_ok = 0), entry by entry after in-batch entry refreshes (PSCR,
+ * max_staleness). With lazy refreshes (image lz) the views run ahead of the
+ * u64 entries, which stay at generation lz_base. */
 typedef struct {
-    uint32_t stride; /* 1 + cap */
+    uint32_t stride; /* 2 + cap */
     uint32_t *slot;  /* nnodes * stride */
 } gsnap_samp__hotc;
 
+typedef struct gsnap_samp__lazy gsnap_samp__lazy;
 typedef struct gsnap_samp__image gsnap_samp__image;
 struct gsnap_samp__image {
     uint64_t gen;     /* generation of the snapshot table this image shows */
@@ -169,6 +172,9 @@ struct gsnap_samp__image {
                   the next batch boundary. `gen` stays a real generation number. */
     gsnap_samp__hotc hot[GSNAP_MAX_LAYERS + 1]; /* serving views (hot.c) */
     int hot_ok; /* the views show the entries */
+    gsnap_samp__lazy *lz; /* lazy whole-cache refreshes (lazy.c), or NULL */
+    uint64_t lz_base;     /* with lz: the generation the u64 entries show (the serving
+                             views are ahead of them, entry by entry) */
 };
 
 /* Parameters a refresh needs (a copy: a background thread owns it). */
@@ -218,6 +224,38 @@ int gsnap_samp__entry_refresh(gsnap_samp__cache *c, unsigned hop, uint64_t node,
                               const uint64_t *full, size_t d, const gsnap_samp__rparams *rp,
                               uint64_t gen, uint64_t version, int whole,
                               gsnap_samp__scratch *sc, uint64_t *replaced, int *changed);
+
+/* lazy.c: FCR / FSCR whole-cache refreshes on first touch ---------------- */
+/* Serving-slot stamp words (slot[1]): generation & MASK, UNC = uncached, BUSY
+ * bit while a thread advances the entry. */
+#define GSNAP_SAMP_LZ_MASK 0x7FFFFFFFu
+#define GSNAP_SAMP_LZ_BUSY 0x80000000u
+#define GSNAP_SAMP_LZ_UNC 0xFFFFFFFFu
+extern int gsnap_samp__lazy_off; /* tests: 1 = eager whole-cache refreshes */
+/* Use the lazy refreshes for s (FCR / FSCR (-SC), no snapshot, frozen)? Then
+ * attach the state to s->im before its generation-0 build. */
+int gsnap_samp__lazy_attach(gsnap_sampler *s);
+int gsnap_samp__lazy_new(const gsnap_samp__rparams *rp, uint64_t nnodes, int fscr,
+                         gsnap_samp__lazy **out);
+void gsnap_samp__lazy_free(gsnap_samp__lazy *lz);
+/* During the build's scan (ascending nodes): keep node's neighbour list. */
+int gsnap_samp__lazy_capture(gsnap_samp__lazy *lz, uint64_t node, const uint64_t *ids, size_t n);
+void gsnap_samp__lazy_capture_end(gsnap_samp__lazy *lz);
+/* A refresh: generation + 1, gamma[i] the share of cache i (FSCR); O(1). */
+int gsnap_samp__lazy_bump(gsnap_samp__image *im, const double *gamma);
+/* Bring node v's entry of cache ci to the image's generation (thread-safe
+ * against other workers touching the same image). *replaced counts new ids. */
+int gsnap_samp__lazy_touch(gsnap_samp__image *im, unsigned ci, uint64_t v,
+                           gsnap_samp__scratch *sc, uint64_t *replaced);
+/* Every entry to the current generation (one thread). */
+int gsnap_samp__lazy_settle(gsnap_samp__image *im);
+/* gsnap_samp__image_checksum of the image at its generation (entries not
+ * advanced are computed aside; the image is not changed). */
+uint64_t gsnap_samp__lazy_checksum(const gsnap_samp__image *im);
+/* Node v's entry of cache ci at the image's generation (lazy or not) into
+ * out (cap ids): its count, GSNAP_SAMP_UNCACHED, or -1 (out of memory). */
+long gsnap_samp__entry_now(const gsnap_samp__image *im, unsigned ci, uint64_t v,
+                           uint64_t *out);
 
 /* hot.c: the serving view of an image -------------------------------------- */
 /* Bring im's serving view in step with its entries (O(nnodes * cap) when it

@@ -126,6 +126,8 @@ static void stats_delta(gsnap_sampler_stats *d, const gsnap_sampler_stats *a,
     d->seeds = a->seeds - b->seeds;
     d->t_sample = a->t_sample - b->t_sample;
     d->t_pack = a->t_pack - b->t_pack;
+    d->refreshed_entries = a->refreshed_entries - b->refreshed_entries; /* lazy redraws */
+    d->replaced_ids = a->replaced_ids - b->replaced_ids;
     for (unsigned i = 0; i < GSNAP_MAX_LAYERS; i++) {
         const gsnap_layer_stats *x = &a->layer[i], *y = &b->layer[i];
         gsnap_layer_stats *z = &d->layer[i];
@@ -144,6 +146,8 @@ static void stats_add(gsnap_sampler_stats *a, const gsnap_sampler_stats *d) {
     a->seeds += d->seeds;
     a->t_sample += d->t_sample;
     a->t_pack += d->t_pack;
+    a->refreshed_entries += d->refreshed_entries;
+    a->replaced_ids += d->replaced_ids;
     for (unsigned i = 0; i < GSNAP_MAX_LAYERS; i++) {
         gsnap_layer_stats *x = &a->layer[i];
         const gsnap_layer_stats *y = &d->layer[i];

@@ -277,6 +277,7 @@ static void test_refresh_uniform(void) {
     gsnap_sampler_options o = base_opts(GSNAP_MODE_FSCR, 1, fan);
     o.alpha = 2; /* cap 20 */
     o.gamma = 0.3; /* r = 6 */
+    gsnap_samp__lazy_off = 1; /* the eager refresh (test_sampler_lazy.c: lazy == eager) */
     gsnap_samp__src *fk;
     OK(t->base.fork(&t->base, &fk));
     gsnap_sampler *s;
@@ -322,6 +323,7 @@ static void test_refresh_uniform(void) {
     gsnap_sampler_stats_get(s, &st);
     CHECK(st.replaced_ids == (uint64_t)R * 300 * 6);
     gsnap_sampler_close(s);
+    gsnap_samp__lazy_off = 0;
     tsrc_destroy(&t->base);
 }
 

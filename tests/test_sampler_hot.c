@@ -43,11 +43,16 @@ static int served_from_entries(gsnap_sampler *s, const void *buf, size_t len) {
         const gsnap_samp__cache *c = &s->im->caches[shared ? 0 : h - 1];
         for (uint32_t r = 0; r < b.num_dst; r++) {
             uint64_t v = b.src_ids[r];
-            if (v >= s->im->nnodes || c->cnt[v] == GSNAP_SAMP_UNCACHED) continue;
+            uint64_t ent[64];
+            long cnt = v < s->im->nnodes && c->cap <= 64
+                           ? gsnap_samp__entry_now(s->im, (unsigned)(c - s->im->caches), v, ent)
+                           : (long)GSNAP_SAMP_UNCACHED;
+            if (cnt < 0) return 0;
+            if (cnt == (long)GSNAP_SAMP_UNCACHED) continue;
             for (uint32_t e = b.indptr[r]; e < b.indptr[r + 1]; e++) {
                 uint64_t u = b.src_ids[b.indices[e]];
                 int in = 0;
-                for (uint32_t j = 0; j < c->cnt[v] && !in; j++) in = c->ids[v * c->cap + j] == u;
+                for (long j = 0; j < cnt && !in; j++) in = ent[j] == u;
                 if (!in) {
                     fprintf(stderr, "%s layer %u: %llu -> %llu not in the entry\n",
                             gsnap_sample_mode_name(s->o.mode), li, (unsigned long long)u,

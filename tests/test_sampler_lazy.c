@@ -1,0 +1,194 @@
+/* tests/test_sampler_lazy.c -- lazy whole-cache refreshes (sampler/lazy.c):
+ * FCR / FSCR (and -SC) without a snapshot, frozen, bring an entry to the
+ * current generation when a batch first serves it. They must give exactly
+ * what the eager refresh (a pass over every entry at each generation) gives:
+ * the same batches byte for byte, through scheduled refreshes, refreshes by
+ * hand, a gamma that changes between generations, entries left untouched
+ * for many generations, and on 1..3 workers; the same whole image (checksum
+ * of every entry at the current generation) before and after advancing
+ * every entry; refreshes that cost only what the batches touch. On an
+ * in-memory versioned graph (tests/test_sampler_src.h) and on a store. */
+#include "test.h"
+#include "test_sampler_src.h"
+
+static uint64_t rng = 4242;
+
+static tsrc *make_graph(uint64_t n, uint64_t hubs) {
+    tsrc *t = tsrc_new();
+    for (uint64_t v = 0; v < n; v++) {
+        uint64_t d = v < hubs ? 40 + test_rand(&rng) % 300 : test_rand(&rng) % 25;
+        for (uint64_t i = 0; i < d; i++) tsrc_add(t, test_rand(&rng) % n, v, 1);
+    }
+    tsrc_add(t, 0, n - 1, 1); /* node bound = n */
+    tsrc_index(t);
+    return t;
+}
+
+static gsnap_sampler_options opts(gsnap_sample_mode m, uint32_t period, unsigned workers) {
+    gsnap_sampler_options o = GSNAP_SAMPLER_OPTIONS_INIT;
+    o.mode = m;
+    o.layers = 2;
+    o.fanouts[0] = 5;
+    o.fanouts[1] = 7;
+    o.seed = 11;
+    o.period = period;
+    o.gamma = 0.3;
+    o.workers = workers;
+    return o;
+}
+
+static gsnap_sampler *open_on(tsrc *t, const gsnap_sampler_options *o, int lazy) {
+    gsnap_samp__src *fk;
+    gsnap_sampler *s = NULL;
+    gsnap_samp__lazy_off = !lazy;
+    if (t->base.fork(&t->base, &fk) == 0 && gsnap_sampler__open_src(fk, 1, o, &s) != 0) s = NULL;
+    gsnap_samp__lazy_off = 0;
+    return s;
+}
+
+static const int modes[] = {GSNAP_MODE_FCR, GSNAP_MODE_FCR_SC, GSNAP_MODE_FSCR,
+                            GSNAP_MODE_FSCR_SC};
+
+/* Lazy vs eager, one thread, explicit seeds: batches of very different sizes
+ * (a small batch leaves most entries behind for many generations), a refresh
+ * by hand, gamma changed mid-run (per-generation gamma schedule). */
+static void test_batches_equal(void) {
+    tsrc *t = make_graph(3000, 60);
+    int nb = test_small() ? 30 : 90;
+    for (size_t mi = 0; mi < sizeof modes / sizeof *modes; mi++) {
+        gsnap_sample_mode m = (gsnap_sample_mode)modes[mi];
+        /* eager: period 0 and a refresh by hand before batches 3, 6, ... (the
+         * refresh runs at its batch, with the gamma then in force) */
+        gsnap_sampler_options o = opts(m, 3, 1), oe = opts(m, 0, 1);
+        gsnap_sampler *e = open_on(t, &oe, 0), *l = open_on(t, &o, 1);
+        CHECK(e && l);
+        if (!e || !l) continue;
+        CHECK(e->im->lz == NULL && l->im->lz != NULL);
+        int same = 1;
+        uint64_t seeds[400];
+        for (int i = 0; i < nb && same; i++) {
+            size_t ns = i % 7 == 0 ? 400 : (i % 3 == 0 ? 3 : 60);
+            if (i == nb / 3) {
+                OK(gsnap_sampler_refresh(e));
+                OK(gsnap_sampler_refresh(l));
+            }
+            if (i == nb / 2) e->rp.gamma = l->rp.gamma = 0.55; /* what a policy could do */
+            if (i == 2 * nb / 3) e->rp.gamma = l->rp.gamma = 0.1;
+            if (i > 0 && i % 3 == 0) OK(gsnap_sampler_refresh(e));
+            OK(gsnap_sampler_random_seeds(e, (uint64_t)i, ns, seeds));
+            const void *be, *bl;
+            size_t le, ll;
+            OK(gsnap_sampler_next(e, seeds, ns, &be, &le));
+            OK(gsnap_sampler_next(l, seeds, ns, &bl, &ll));
+            CHECK(gsnap_block_check(bl, ll) == 0);
+            if (le != ll || memcmp(be, bl, le) != 0) {
+                fprintf(stderr, "%s: batch %d differs\n", gsnap_sample_mode_name(m), i);
+                same = 0;
+            }
+        }
+        CHECK_MSG(same, "lazy == eager batches, mode %s", gsnap_sample_mode_name(m));
+        gsnap_sampler_stats se, sl;
+        gsnap_sampler_stats_get(e, &se);
+        gsnap_sampler_stats_get(l, &sl);
+        CHECK(se.generation == sl.generation && se.refreshes == sl.refreshes);
+        CHECK(sl.generation > 20);
+        /* the lazy refresh redrew fewer entries than the eager one */
+        CHECK_MSG(sl.refreshed_entries < se.refreshed_entries, "%llu < %llu",
+                  (unsigned long long)sl.refreshed_entries,
+                  (unsigned long long)se.refreshed_entries);
+        CHECK(sl.refreshed_entries > 0);
+        /* the whole image: entries not advanced are computed aside */
+        uint64_t ce = gsnap_sampler_cache_checksum(e), cl = gsnap_sampler_cache_checksum(l);
+        CHECK_MSG(ce == cl, "image checksum, mode %s", gsnap_sample_mode_name(m));
+        OK(gsnap_samp__lazy_settle(l->im));
+        CHECK(gsnap_sampler_cache_checksum(l) == ce);
+        gsnap_sampler_close(e);
+        gsnap_sampler_close(l);
+    }
+    tsrc_destroy(&t->base);
+}
+
+/* Random seeds on 1..3 workers (the workers share the lazy image and may
+ * advance the same entry at once) against the eager path on one thread. */
+static void test_workers_equal(void) {
+    tsrc *t = make_graph(2000, 50);
+    int nb = test_small() ? 12 : 40;
+    for (size_t mi = 0; mi < sizeof modes / sizeof *modes; mi++) {
+        gsnap_sample_mode m = (gsnap_sample_mode)modes[mi];
+        void *ref[64] = {0};
+        size_t rlen[64] = {0};
+        for (unsigned w = 0; w <= 3; w++) { /* w = 0: eager, one thread */
+            gsnap_sampler_options o = opts(m, 4, w ? w : 1);
+            gsnap_sampler *s = open_on(t, &o, w != 0);
+            CHECK(s != NULL);
+            if (!s) continue;
+            int same = 1;
+            for (int i = 0; i < nb; i++) {
+                const void *buf;
+                size_t len;
+                OK(gsnap_sampler_next(s, NULL, 200, &buf, &len));
+                if (w == 0) {
+                    ref[i] = malloc(len);
+                    memcpy(ref[i], buf, len);
+                    rlen[i] = len;
+                } else if (len != rlen[i] || memcmp(buf, ref[i], len) != 0) {
+                    same = 0;
+                }
+            }
+            CHECK_MSG(same, "mode %s, %u workers", gsnap_sample_mode_name(m), w);
+            gsnap_sampler_close(s);
+        }
+        for (int i = 0; i < nb; i++) free(ref[i]);
+    }
+    tsrc_destroy(&t->base);
+}
+
+/* On a store (LMDB scan at open, threshold split), through the public open. */
+static void test_store_equal(void) {
+    char *dir = test_tmpdir("lazy");
+    gsnap_db_options dopts = GSNAP_DB_OPTIONS_INIT;
+    dopts.sync = GSNAP_SYNC_NONE;
+    gsnap_db *db;
+    OK(gsnap_db_open(dir, &dopts, &db));
+    uint64_t r = 97;
+    gsnap_batch *b;
+    OK(gsnap_batch_begin(db, &b));
+    for (int i = 0; i < 20000; i++) {
+        uint64_t x = test_rand(&r) % 1500, y = test_rand(&r) % 1500;
+        if (test_rand(&r) % 6 == 0) y = test_rand(&r) % 12; /* hubs */
+        OK(gsnap_batch_add(b, x, y, i));
+    }
+    OK(gsnap_batch_commit(b, NULL));
+    int nb = test_small() ? 10 : 30;
+    for (size_t mi = 0; mi < sizeof modes / sizeof *modes; mi++) {
+        gsnap_sampler_options o = opts((gsnap_sample_mode)modes[mi], 2, 1);
+        o.threshold = mi % 2 ? 4 : 0;
+        gsnap_sampler *e, *l;
+        gsnap_samp__lazy_off = 1;
+        OK(gsnap_sampler_open(db, NULL, &o, &e));
+        gsnap_samp__lazy_off = 0;
+        OK(gsnap_sampler_open(db, NULL, &o, &l));
+        int same = 1;
+        for (int i = 0; i < nb; i++) {
+            const void *be, *bl;
+            size_t le, ll;
+            OK(gsnap_sampler_next(e, NULL, 100, &be, &le));
+            OK(gsnap_sampler_next(l, NULL, 100, &bl, &ll));
+            same &= le == ll && memcmp(be, bl, le) == 0;
+        }
+        CHECK_MSG(same, "store, mode %s", gsnap_sample_mode_name((gsnap_sample_mode)modes[mi]));
+        CHECK(gsnap_sampler_cache_checksum(e) == gsnap_sampler_cache_checksum(l));
+        gsnap_sampler_close(e);
+        gsnap_sampler_close(l);
+    }
+    gsnap_db_close(db);
+    test_rmdir(dir);
+    free(dir);
+}
+
+int main(void) {
+    test_batches_equal();
+    test_workers_equal();
+    test_store_equal();
+    TEST_DONE();
+}

@@ -136,6 +136,11 @@ static size_t gamma_at(const gsnap_samp__lazy *lz, uint64_t g) {
 }
 
 static long find_u32(const uint32_t *a, size_t n, uint32_t x) {
+    if (n <= 64) { /* short list (one or a few lines): branch-free count */
+        size_t below = 0;
+        for (size_t i = 0; i < n; i++) below += a[i] < x;
+        return below < n && a[below] == x ? (long)below : -1;
+    }
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
@@ -190,6 +195,8 @@ static int fscr_step(const gsnap_samp__lazy *lz, unsigned hop, uint64_t v, uint3
         for (long i = 0; i < gk; i++) t->nid[i] = cur[t->keep[i]];
         uint64_t fb = gsnap_samp__h(kf.seed, kf.ph, kf.node, kf.round, 0);
         size_t m = (size_t)gk;
+        for (uint64_t j = 0; j < r + 2; j++) /* the likely draws' lines, at once */
+            __builtin_prefetch(full + gsnap_samp__below(gsnap_samp__mix(fb, j), d));
         for (uint64_t j = 0; m < (size_t)gk + r; j++) {
             uint32_t id = full[gsnap_samp__below(gsnap_samp__mix(fb, j), d)];
             int dup = 0;
@@ -253,6 +260,11 @@ static int advance(const gsnap_samp__lazy *lz, unsigned ci, uint32_t cap, uint64
     }
     free(heap);
     return rc;
+}
+
+void gsnap_samp__lazy_prefetch(const gsnap_samp__lazy *lz, uint64_t v, int stage) {
+    if (stage == 0) __builtin_prefetch(lz->off + v);
+    else __builtin_prefetch(lz->adj + lz->off[v]);
 }
 
 int gsnap_samp__lazy_touch(gsnap_samp__image *im, unsigned ci, uint64_t v,

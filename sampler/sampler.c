@@ -166,6 +166,14 @@ static int serve_rows(gsnap_sampler *s, unsigned h, const uint64_t *dst, uint32_
             __builtin_prefetch(p + 16);
             __builtin_prefetch(p + hc->stride - 1);
         }
+        if (lazy) { /* a stale entry (its slot fetched above) reads its list */
+            for (int k = 0; k < 2; k++) {
+                uint32_t a = i + 4 - 2 * (uint32_t)k;
+                if (a < ndst && dst[a] < nn &&
+                    __atomic_load_n(&hc->slot[dst[a] * hc->stride + 1], __ATOMIC_RELAXED) != want)
+                    gsnap_samp__lazy_prefetch(s->im->lz, dst[a], k);
+            }
+        }
         int hit = 0;
         if (hc && v < nn) {
             const uint32_t *sl = hc->slot + v * hc->stride;

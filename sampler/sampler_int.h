@@ -247,6 +247,8 @@ int gsnap_samp__lazy_bump(gsnap_samp__image *im, const double *gamma);
  * against other workers touching the same image). *replaced counts new ids. */
 int gsnap_samp__lazy_touch(gsnap_samp__image *im, unsigned ci, uint64_t v,
                            gsnap_samp__scratch *sc, uint64_t *replaced);
+/* Prefetch node v's neighbour-list offset (stage 0) or list (stage 1). */
+void gsnap_samp__lazy_prefetch(const gsnap_samp__lazy *lz, uint64_t v, int stage);
 /* Every entry to the current generation (one thread). */
 int gsnap_samp__lazy_settle(gsnap_samp__image *im);
 /* gsnap_samp__image_checksum of the image at its generation (entries not

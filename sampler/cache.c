@@ -190,7 +190,7 @@ int gsnap_samp__entry_refresh(gsnap_samp__cache *c, unsigned hop, uint64_t node,
     gsnap_samp__key kf = {rp->seed, (uint64_t)GSNAP_P_FRESH << 8 | hop, node, gen};
     if (d >= 2 * (size_t)cap) { /* half not cached at least: rejection (keep_fresh) */
         if (r > cap) r = cap;
-        long gk = gsnap_samp__choose(&kk, cnt, cap - r, keep, sc);
+        long gk = gsnap_samp__keep_idx(&kk, cnt, cap - r, keep, sc);
         if (gk < 0) { rc = GSNAP_ENOMEM; goto done; }
         size_t m = keep_fresh(cur, cnt, full, d, keep, (size_t)gk, &kf, r, nid);
         memcpy(cur, nid, m * sizeof *nid);
@@ -210,7 +210,7 @@ int gsnap_samp__entry_refresh(gsnap_samp__cache *c, unsigned hop, uint64_t node,
     if (r > avail) r = avail;
     if (r > cap) r = cap;
     size_t nkeep = cap - r;
-    long gk = gsnap_samp__choose(&kk, cnt, nkeep, keep, sc);
+    long gk = gsnap_samp__keep_idx(&kk, cnt, nkeep, keep, sc);
     long gf = gsnap_samp__choose_excl(&kf, d, excl, ne, r, pick, sc);
     if (gk < 0 || gf < 0) { rc = GSNAP_ENOMEM; goto done; }
     size_t m = 0;

@@ -190,7 +190,7 @@ static int fscr_step(const gsnap_samp__lazy *lz, unsigned hop, uint64_t v, uint3
     gsnap_samp__key kf = {lz->rp.seed, (uint64_t)GSNAP_P_FRESH << 8 | hop, v, g};
     if (d >= 2 * (size_t)cap) { /* rejection, as in gsnap_samp__entry_refresh */
         if (r > cap) r = cap;
-        long gk = gsnap_samp__choose(&kk, n, cap - r, t->keep, sc);
+        long gk = gsnap_samp__keep_idx(&kk, n, cap - r, t->keep, sc);
         if (gk < 0) return GSNAP_ENOMEM;
         for (long i = 0; i < gk; i++) t->nid[i] = cur[t->keep[i]];
         uint64_t fb = gsnap_samp__h(kf.seed, kf.ph, kf.node, kf.round, 0);
@@ -217,7 +217,7 @@ static int fscr_step(const gsnap_samp__lazy *lz, unsigned hop, uint64_t v, uint3
     size_t avail = d - ne;
     if (r > avail) r = avail;
     if (r > cap) r = cap;
-    long gk = gsnap_samp__choose(&kk, n, cap - r, t->keep, sc);
+    long gk = gsnap_samp__keep_idx(&kk, n, cap - r, t->keep, sc);
     long gf = gsnap_samp__choose_excl(&kf, d, t->excl, ne, r, t->pick, sc);
     if (gk < 0 || gf < 0) return GSNAP_ENOMEM;
     size_t m = 0;

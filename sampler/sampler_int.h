@@ -486,6 +486,11 @@ int gsnap_sampler__open_src(gsnap_samp__src *src, int own, const gsnap_sampler_o
 
 /* util.c: small list helpers shared by cache.c and sampler.c */
 void gsnap_samp__sort_u32(uint32_t *a, size_t n);
+/* The nkeep of an entry's cnt ids an OTF refresh keeps: all but cnt - nkeep
+ * drawn uniformly from kk's stream, as ascending indices into keep (room for
+ * cnt). Returns min(nkeep, cnt), or -1 (out of memory). */
+long gsnap_samp__keep_idx(const gsnap_samp__key *kk, uint32_t cnt, size_t nkeep, uint32_t *keep,
+                          gsnap_samp__scratch *sc);
 long gsnap_samp__find_id(const uint64_t *sorted, size_t d, uint64_t id);
 
 #include "sampler/adapt_int.h"

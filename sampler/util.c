@@ -176,6 +176,27 @@ void gsnap_samp__map_free(gsnap_samp__map *m) {
 }
 
 /* Insertion sort: the lists sorted here hold at most a cache entry. */
+long gsnap_samp__keep_idx(const gsnap_samp__key *kk, uint32_t cnt, size_t nkeep, uint32_t *keep,
+                          gsnap_samp__scratch *sc) {
+    if (nkeep >= cnt) {
+        for (uint32_t i = 0; i < cnt; i++) keep[i] = i;
+        return (long)cnt;
+    }
+    size_t nd = cnt - nkeep;
+    uint32_t *drop = keep + nkeep; /* kept indices are written below it */
+    if (gsnap_samp__choose(kk, cnt, nd, drop, sc) < 0) return -1;
+    gsnap_samp__sort_u32(drop, nd);
+    size_t m = 0, q = 0;
+    for (uint32_t i = 0; i < cnt; i++) {
+        if (q < nd && drop[q] == i) {
+            q++;
+            continue;
+        }
+        keep[m++] = i;
+    }
+    return (long)m;
+}
+
 void gsnap_samp__sort_u32(uint32_t *a, size_t n) {
     for (size_t i = 1; i < n; i++) {
         uint32_t x = a[i];

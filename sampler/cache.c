@@ -55,6 +55,7 @@ int gsnap_samp__image_clone(const gsnap_samp__image *src, gsnap_samp__image **ou
     size_t nn = src->nnodes ? (size_t)src->nnodes : 1;
     im->deg = NULL;
     im->lz = NULL; /* a copy of the u64 entries refreshes eagerly */
+    im->lazy = 0;
     memset(im->hot, 0, sizeof im->hot); /* the clone builds its own view */
     im->hot_ok = 0;
     for (unsigned i = 0; i < im->ncache; i++) {
@@ -86,7 +87,7 @@ oom:
 }
 
 uint64_t gsnap_samp__image_checksum(const gsnap_samp__image *im) {
-    if (im->lz && im->hot_ok) return gsnap_samp__lazy_checksum(im);
+    if (im->lazy && im->hot_ok) return gsnap_samp__lazy_checksum(im);
     XXH3_state_t *st = XXH3_createState();
     if (!st) return 0;
     XXH3_64bits_reset(st);

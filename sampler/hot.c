@@ -51,7 +51,7 @@ int gsnap_samp__hot_build(gsnap_samp__image *im) {
         }
         /* lazy refreshes: the u64 entries are at lz_base (the views are built
          * once, right after the generation-0 build) */
-        uint64_t gen = im->lz ? im->lz_base : im->gen;
+        uint64_t gen = im->lazy ? im->lz_base : im->gen;
         for (uint64_t v = 0; v < im->nnodes; v++) copy_entry(c, h, v, gen);
     }
     im->hot_ok = 1;
@@ -59,7 +59,7 @@ int gsnap_samp__hot_build(gsnap_samp__image *im) {
 }
 
 void gsnap_samp__hot_node(gsnap_samp__image *im, const gsnap_samp__cache *c, uint64_t node) {
-    if (!im || !im->hot_ok || im->lz || node >= im->nnodes) return;
+    if (!im || !im->hot_ok || im->lazy || node >= im->nnodes) return;
     size_t i = (size_t)(c - im->caches);
     if (i >= im->ncache || !im->hot[i].slot) return;
     copy_entry(c, &im->hot[i], node, im->gen);

@@ -60,13 +60,13 @@ struct gsnap_samp__lazy {
     size_t ngam, gam_cap;
 };
 
-int gsnap_samp__lazy_new(const gsnap_samp__rparams *rp, uint64_t nnodes, int fscr,
+int gsnap_samp__lazy_new(const gsnap_samp__rparams *rp, uint64_t nnodes, int kind,
                          gsnap_samp__lazy **out) {
     gsnap_samp__lazy *lz = calloc(1, sizeof *lz);
     *out = NULL;
     if (!lz) return GSNAP_ENOMEM;
     lz->n = nnodes;
-    lz->fscr = fscr;
+    lz->fscr = kind == 2;
     lz->rp = *rp;
     lz->off = calloc((size_t)nnodes + 1, sizeof *lz->off);
     lz->gam = calloc(1, sizeof *lz->gam);
@@ -98,6 +98,15 @@ int gsnap_samp__lazy_capture(gsnap_samp__lazy *lz, uint64_t node, const uint64_t
     lz->len += n;
     lz->off[node + 1] = lz->len;
     return 0;
+}
+
+void gsnap_samp__lazy_nbrs(const gsnap_samp__lazy *lz, uint64_t v, const uint32_t **ids,
+                           size_t *n) {
+    *ids = lz->adj;
+    *n = 0;
+    if (v >= lz->n) return;
+    *ids = lz->adj + lz->off[v];
+    *n = (size_t)(lz->off[v + 1] - lz->off[v]);
 }
 
 void gsnap_samp__lazy_capture_end(gsnap_samp__lazy *lz) {
@@ -303,7 +312,7 @@ long gsnap_samp__entry_now(const gsnap_samp__image *im, unsigned ci, uint64_t v,
                            uint64_t *out) {
     const gsnap_samp__cache *c = &im->caches[ci];
     const gsnap_samp__hotc *hc = &im->hot[ci];
-    if (!im->lz || !hc->slot) { /* the u64 entry is current */
+    if (!im->lazy || !hc->slot) { /* the u64 entry is current */
         uint32_t cnt = c->cnt[v];
         if (cnt != GSNAP_SAMP_UNCACHED) memcpy(out, c->ids + v * c->cap, cnt * sizeof *out);
         return cnt == GSNAP_SAMP_UNCACHED ? (long)GSNAP_SAMP_UNCACHED : (long)cnt;
@@ -357,7 +366,10 @@ int gsnap_samp__lazy_attach(gsnap_sampler *s) {
     gsnap_sample_mode m = s->o.mode;
     int fcr = m == GSNAP_MODE_FCR || m == GSNAP_MODE_FCR_SC;
     int fscr = m == GSNAP_MODE_FSCR || m == GSNAP_MODE_FSCR_SC;
-    if (gsnap_samp__lazy_off || !s->im || s->snap || s->o.max_staleness >= 0 || !(fcr || fscr))
+    int pscr = m == GSNAP_MODE_PSCR || m == GSNAP_MODE_PSCR_SC;
+    if (gsnap_samp__lazy_off || !s->im || s->snap || s->o.max_staleness >= 0 ||
+        !(fcr || fscr || pscr))
         return 0;
-    return gsnap_samp__lazy_new(&s->rp, s->im->nnodes, fscr, &s->im->lz);
+    s->im->lazy = fcr || fscr;
+    return gsnap_samp__lazy_new(&s->rp, s->im->nnodes, fscr ? 2 : fcr ? 1 : 0, &s->im->lz);
 }

@@ -102,6 +102,7 @@ static void free_scratch(gsnap_sampler *s) {
         free(s->lidx[i]);
     }
     free(s->touched);
+    free(s->nb64);
     free(s->dslot);
     free(s->cand);
     free(s->rseeds);

@@ -17,7 +17,16 @@ int gsnap_sampler__refresh_entry(gsnap_sampler *s, gsnap_samp__cache *c, unsigne
                                  uint64_t node, uint64_t gen, int whole, uint64_t *replaced) {
     const uint64_t *full;
     size_t d;
-    int rc = s->src->nbrs(s->src, node, &full, &d);
+    int rc = 0;
+    if (s->im->lz && !s->changed_at) { /* frozen: the list captured at open is the view's */
+        const uint32_t *ids;
+        gsnap_samp__lazy_nbrs(s->im->lz, node, &ids, &d);
+        rc = gsnap_vec_reserve((void **)&s->nb64, &s->nb64_cap, d ? d : 1, sizeof *s->nb64);
+        for (size_t i = 0; rc == 0 && i < d; i++) s->nb64[i] = ids[i];
+        full = s->nb64;
+    } else {
+        rc = s->src->nbrs(s->src, node, &full, &d);
+    }
     if (rc) return rc;
     rc = gsnap_samp__entry_refresh(c, cache_hop, node, full, d, &s->rp, gen, s->version, whole,
                                    &s->sc, replaced, NULL);
@@ -108,7 +117,7 @@ int gsnap_sampler_refresh(gsnap_sampler *s) {
     gsnap_samp__ahead_drop(s); /* batches produced ahead read the old entries */
     pipe_cancel(s);
     if (s->bg_running) return GSNAP_EBUSY;
-    if (s->im->lz) return lazy_refresh(s);
+    if (s->im->lazy) return lazy_refresh(s);
     double t0 = gsnap_now();
     uint64_t entries = 0, replaced = 0;
     gsnap_samp__rparams rp = rparams_now(s);
@@ -226,7 +235,7 @@ int gsnap_sampler_refresh_async(gsnap_sampler *s) {
     gsnap_samp__ahead_drop(s);
     pipe_cancel(s);
     if (s->bg_running) return GSNAP_EBUSY;
-    if (s->im->lz) return lazy_refresh(s); /* O(1): done at once */
+    if (s->im->lazy) return lazy_refresh(s); /* O(1): done at once */
     return bg_start(s, 0);
 }
 
@@ -301,7 +310,7 @@ static int mark_changes(gsnap_sampler *s) {
  * scheduled refreshes of FCR / FSCR / PCF (and -SC) without a snapshot in
  * frozen mode (no entry changes during batches, no table to commit to). */
 static int pipelined(const gsnap_sampler *s) {
-    return s->o.period && s->im && !s->im->lz && !s->snap && !s->changed_at &&
+    return s->o.period && s->im && !s->im->lazy && !s->snap && !s->changed_at &&
            !is_pscr(s->o.mode) &&
            !s->ad; /* an adaptive gamma or core is chosen at the due batch */
 }

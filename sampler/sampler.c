@@ -150,7 +150,7 @@ static int serve_rows(gsnap_sampler *s, unsigned h, const uint64_t *dst, uint32_
     uint64_t nn = hc ? s->im->nnodes : 0, ne = 0, hits = 0, redrawn = 0, rep = 0;
     /* lazy refreshes (lazy.c): a slot stamped with an older generation is
      * brought to the current one before it is served */
-    int lazy = hc && s->im->lz;
+    int lazy = hc && s->im->lazy;
     unsigned ci = hc ? (unsigned)(hc - s->im->hot) : 0;
     uint32_t want = (uint32_t)(s->im ? s->im->gen & GSNAP_SAMP_LZ_MASK : 0);
     size_t fz = f > 0 ? (size_t)f : 0;

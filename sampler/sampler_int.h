@@ -172,7 +172,8 @@ struct gsnap_samp__image {
                   the next batch boundary. `gen` stays a real generation number. */
     gsnap_samp__hotc hot[GSNAP_MAX_LAYERS + 1]; /* serving views (hot.c) */
     int hot_ok; /* the views show the entries */
-    gsnap_samp__lazy *lz; /* lazy whole-cache refreshes (lazy.c), or NULL */
+    gsnap_samp__lazy *lz; /* neighbour lists captured at the build (lazy.c), or NULL */
+    int lazy;             /* lz also drives lazy whole-cache refreshes (FCR / FSCR) */
     uint64_t lz_base;     /* with lz: the generation the u64 entries show (the serving
                              views are ahead of them, entry by entry) */
 };
@@ -232,11 +233,16 @@ int gsnap_samp__entry_refresh(gsnap_samp__cache *c, unsigned hop, uint64_t node,
 #define GSNAP_SAMP_LZ_BUSY 0x80000000u
 #define GSNAP_SAMP_LZ_UNC 0xFFFFFFFFu
 extern int gsnap_samp__lazy_off; /* tests: 1 = eager whole-cache refreshes */
-/* Use the lazy refreshes for s (FCR / FSCR (-SC), no snapshot, frozen)? Then
- * attach the state to s->im before its generation-0 build. */
+/* Without a snapshot, frozen: attach to s->im, before its generation-0
+ * build, the state that keeps the cached nodes' neighbour lists (FCR / FSCR
+ * (-SC): lazy refreshes; PSCR (-SC): its in-batch refreshes read them). */
 int gsnap_samp__lazy_attach(gsnap_sampler *s);
-int gsnap_samp__lazy_new(const gsnap_samp__rparams *rp, uint64_t nnodes, int fscr,
+/* kind: 0 = lists only, 1 = FCR, 2 = FSCR. */
+int gsnap_samp__lazy_new(const gsnap_samp__rparams *rp, uint64_t nnodes, int kind,
                          gsnap_samp__lazy **out);
+/* Node v's captured list (ascending, distinct; empty if not cached). */
+void gsnap_samp__lazy_nbrs(const gsnap_samp__lazy *lz, uint64_t v, const uint32_t **ids,
+                           size_t *n);
 void gsnap_samp__lazy_free(gsnap_samp__lazy *lz);
 /* During the build's scan (ascending nodes): keep node's neighbour list. */
 int gsnap_samp__lazy_capture(gsnap_samp__lazy *lz, uint64_t node, const uint64_t *ids, size_t n);
@@ -416,6 +422,8 @@ struct gsnap_sampler {
     uint32_t *lidx[GSNAP_MAX_LAYERS];
     size_t lidx_cap[GSNAP_MAX_LAYERS];
     uint32_t *touched; /* PSCR-SC: per node, last batch+1 refreshed */
+    uint64_t *nb64;    /* PSCR: a captured list as u64 ids (refresh.c) */
+    size_t nb64_cap;
     void *buf;
     size_t buf_cap, buf_len;
     /* features / labels gathered into each batch (options features, labels) */

@@ -23,7 +23,9 @@
  * also prints batches/s of N workers vs 1, alternating twice, both through
  * gsnap_sampler_next with seeds NULL (the library's random seeds, uniform
  * like ours; workers need them); `--only MODE` picks the mode (default
- * fscr). It prints the load average: the machine is shared.
+ * fscr); beside it the machine's ceiling measured between those runs: a
+ * CPU-bound loop on N threads vs 1 (spin_ceiling). It prints the load
+ * average: the machine is shared.
  *
  *   bench_hotpath --input FILE [--format bin|tsv] [--fanouts 10,10]
  *                 [--batches 300] [--batch-size 1024] [--period 50]
@@ -37,6 +39,7 @@
 #include <string.h>
 #include <stdarg.h>
 #include <time.h>
+#include <pthread.h>
 
 typedef struct { uint64_t s, d; int64_t t; } edge;
 
@@ -252,6 +255,39 @@ static lib_res lib_run(gsnap_db *db, gsnap_sample_mode mode, const int32_t *fan,
     return r;
 }
 
+/* The machine's 2-thread ceiling now: a CPU-bound loop (splitmix64 chain,
+ * no memory) run for `secs` on 1 thread and then on n threads; returns the
+ * ratio of the work rates (n / 1). On an idle n-core machine ~n. */
+typedef struct { double secs; uint64_t iters, sink; } spin_arg;
+static void *spin_main(void *p) {
+    spin_arg *a = p;
+    uint64_t x = 1, it = 0;
+    double t0 = now();
+    while (now() - t0 < a->secs) {
+        for (int i = 0; i < 100000; i++) x = splitmix(&x);
+        it += 100000;
+    }
+    a->iters = it;
+    a->sink = x;
+    return NULL;
+}
+static double spin_ceiling(unsigned n, double secs) {
+    pthread_t th[64];
+    spin_arg one = {secs, 0, 0}, a[64];
+    spin_main(&one);
+    uint64_t tot = 0;
+    if (n > 64) n = 64;
+    for (unsigned i = 0; i < n; i++) {
+        a[i] = (spin_arg){secs, 0, 0};
+        pthread_create(&th[i], NULL, spin_main, &a[i]);
+    }
+    for (unsigned i = 0; i < n; i++) {
+        pthread_join(th[i], NULL);
+        tot += a[i].iters;
+    }
+    return (double)tot / (double)(one.iters ? one.iters : 1);
+}
+
 static int cmp_dbl(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
@@ -379,15 +415,17 @@ int main(int argc, char **argv) {
          * library's own random seeds (seeds NULL), which workers need */
         gsnap_sample_mode wm = GSNAP_MODE_FSCR;
         if (only) gsnap_sample_mode_parse(only, &wm);
-        double r1 = 0, rn = 0;
+        double r1 = 0, rn = 0, spin = 0;
         for (int round = 0; round < 2; round++) {
             lib_res a = lib_run(db, wm, fan, L, period, 1, seeds, n, bsize, batches, NULL, 1);
             lib_res b = lib_run(db, wm, fan, L, period, workers, seeds, n, bsize, batches, NULL, 1);
             r1 += batches / a.secs;
             rn += batches / b.secs;
+            spin += spin_ceiling(workers, 0.5 * (a.secs + b.secs) / 2) / 2;
         }
-        say("\n%s: %u workers %.1f batches/s vs 1 worker %.1f batches/s: %.2fx\n",
-            gsnap_sample_mode_name(wm), workers, rn / 2, r1 / 2, rn / r1);
+        say("\n%s: %u workers %.1f batches/s vs 1 worker %.1f batches/s: %.2fx "
+            "(a CPU-bound loop on %u threads vs 1, measured between the runs: %.2fx)\n",
+            gsnap_sample_mode_name(wm), workers, rn / 2, r1 / 2, rn / r1, workers, spin);
     }
     FILE *la = fopen("/proc/loadavg", "r");
     char lbuf[128] = "?";

@@ -93,7 +93,7 @@ static void test_batches_equal(void) {
         gsnap_sampler_stats_get(e, &se);
         gsnap_sampler_stats_get(l, &sl);
         CHECK(se.generation == sl.generation && se.refreshes == sl.refreshes);
-        CHECK(sl.generation > 20);
+        CHECK(sl.generation >= (uint64_t)nb / 3);
         /* the lazy refresh redrew fewer entries than the eager one */
         CHECK_MSG(sl.refreshed_entries < se.refreshed_entries, "%llu < %llu",
                   (unsigned long long)sl.refreshed_entries,

@@ -55,6 +55,8 @@ int gsnap_samp__image_clone(const gsnap_samp__image *src, gsnap_samp__image **ou
     size_t nn = src->nnodes ? (size_t)src->nnodes : 1;
     im->deg = NULL;
     im->lz = NULL; /* a copy of the u64 entries refreshes eagerly */
+    im->lz_off = NULL;
+    im->lz_adj = NULL;
     im->lazy = 0;
     memset(im->hot, 0, sizeof im->hot); /* the clone builds its own view */
     im->hot_ok = 0;
@@ -306,7 +308,7 @@ static int run_pass(gsnap_samp__image *im, gsnap_samp__src *src, const gsnap_sam
     free(pc.pick);
     gsnap_samp__scratch_free(&pc.sc);
     if (rc == 0 && im->lz && !refresh) { /* lazy refreshes start from this build */
-        gsnap_samp__lazy_capture_end(im->lz);
+        gsnap_samp__lazy_capture_end(im->lz, &im->lz_off, &im->lz_adj);
         im->lz_base = gen;
         rc = gsnap_samp__hot_build(im);
     }

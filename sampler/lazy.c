@@ -109,9 +109,14 @@ void gsnap_samp__lazy_nbrs(const gsnap_samp__lazy *lz, uint64_t v, const uint32_
     *n = (size_t)(lz->off[v + 1] - lz->off[v]);
 }
 
-void gsnap_samp__lazy_capture_end(gsnap_samp__lazy *lz) {
+void gsnap_samp__lazy_capture_end(gsnap_samp__lazy *lz, const uint64_t **off,
+                                  const uint32_t **adj) {
     for (uint64_t u = lz->next; u <= lz->n; u++) lz->off[u] = lz->len;
     lz->next = lz->n + 1;
+    if (!lz->adj) /* no lists: a valid base pointer all the same */
+        (void)gsnap_vec_reserve((void **)&lz->adj, &lz->cap, 1, sizeof *lz->adj);
+    *off = lz->off;
+    *adj = lz->adj;
 }
 
 int gsnap_samp__lazy_bump(gsnap_samp__image *im, const double *gamma) {
@@ -156,6 +161,28 @@ static long find_u32(const uint32_t *a, size_t n, uint32_t x) {
         if (a[mid] < x) lo = mid + 1; else hi = mid;
     }
     return lo < n && a[lo] == x ? (long)lo : -1;
+}
+
+/* The ascending positions in full of the entry's ids found there (as
+ * cache.c: positions, then sorted); a bitmap instead of a sort on short lists. */
+static size_t excl_positions(const uint32_t *full, size_t d, const uint32_t *cur, uint32_t n,
+                             uint32_t *excl) {
+    size_t ne = 0;
+    if (d <= 64) {
+        uint64_t bits = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            long p = find_u32(full, d, cur[i]);
+            if (p >= 0) bits |= 1ull << p;
+        }
+        for (; bits; bits &= bits - 1) excl[ne++] = (uint32_t)__builtin_ctzll(bits);
+        return ne;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        long p = find_u32(full, d, cur[i]);
+        if (p >= 0) excl[ne++] = (uint32_t)p;
+    }
+    gsnap_samp__sort_u32(excl, ne);
+    return ne;
 }
 
 /* Scratch for one entry: pick, excl, keep (u32) and the new ids. */
@@ -218,11 +245,7 @@ static int fscr_step(const gsnap_samp__lazy *lz, unsigned hop, uint64_t v, uint3
         *replaced += r;
         return 0;
     }
-    for (uint32_t i = 0; i < n; i++) {
-        long p = find_u32(full, d, cur[i]);
-        if (p >= 0) t->excl[ne++] = (uint32_t)p;
-    }
-    gsnap_samp__sort_u32(t->excl, ne);
+    ne = excl_positions(full, d, cur, n, t->excl);
     size_t avail = d - ne;
     if (r > avail) r = avail;
     if (r > cap) r = cap;
@@ -269,11 +292,6 @@ static int advance(const gsnap_samp__lazy *lz, unsigned ci, uint32_t cap, uint64
     }
     free(heap);
     return rc;
-}
-
-void gsnap_samp__lazy_prefetch(const gsnap_samp__lazy *lz, uint64_t v, int stage) {
-    if (stage == 0) __builtin_prefetch(lz->off + v);
-    else __builtin_prefetch(lz->adj + lz->off[v]);
 }
 
 int gsnap_samp__lazy_touch(gsnap_samp__image *im, unsigned ci, uint64_t v,

@@ -171,7 +171,8 @@ static int serve_rows(gsnap_sampler *s, unsigned h, const uint64_t *dst, uint32_
                 uint32_t a = i + 4 - 2 * (uint32_t)k;
                 if (a < ndst && dst[a] < nn &&
                     __atomic_load_n(&hc->slot[dst[a] * hc->stride + 1], __ATOMIC_RELAXED) != want)
-                    gsnap_samp__lazy_prefetch(s->im->lz, dst[a], k);
+                    __builtin_prefetch(k ? (const void *)(s->im->lz_adj + s->im->lz_off[dst[a]])
+                                         : (const void *)(s->im->lz_off + dst[a]));
             }
         }
         int hit = 0;

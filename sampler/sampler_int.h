@@ -174,6 +174,8 @@ struct gsnap_samp__image {
     int hot_ok; /* the views show the entries */
     gsnap_samp__lazy *lz; /* neighbour lists captured at the build (lazy.c), or NULL */
     int lazy;             /* lz also drives lazy whole-cache refreshes (FCR / FSCR) */
+    const uint64_t *lz_off; /* lz's lists (for prefetches): adj[off[v] .. off[v + 1]) */
+    const uint32_t *lz_adj;
     uint64_t lz_base;     /* with lz: the generation the u64 entries show (the serving
                              views are ahead of them, entry by entry) */
 };
@@ -246,15 +248,14 @@ void gsnap_samp__lazy_nbrs(const gsnap_samp__lazy *lz, uint64_t v, const uint32_
 void gsnap_samp__lazy_free(gsnap_samp__lazy *lz);
 /* During the build's scan (ascending nodes): keep node's neighbour list. */
 int gsnap_samp__lazy_capture(gsnap_samp__lazy *lz, uint64_t node, const uint64_t *ids, size_t n);
-void gsnap_samp__lazy_capture_end(gsnap_samp__lazy *lz);
+void gsnap_samp__lazy_capture_end(gsnap_samp__lazy *lz, const uint64_t **off,
+                                  const uint32_t **adj);
 /* A refresh: generation + 1, gamma[i] the share of cache i (FSCR); O(1). */
 int gsnap_samp__lazy_bump(gsnap_samp__image *im, const double *gamma);
 /* Bring node v's entry of cache ci to the image's generation (thread-safe
  * against other workers touching the same image). *replaced counts new ids. */
 int gsnap_samp__lazy_touch(gsnap_samp__image *im, unsigned ci, uint64_t v,
                            gsnap_samp__scratch *sc, uint64_t *replaced);
-/* Prefetch node v's neighbour-list offset (stage 0) or list (stage 1). */
-void gsnap_samp__lazy_prefetch(const gsnap_samp__lazy *lz, uint64_t v, int stage);
 /* Every entry to the current generation (one thread). */
 int gsnap_samp__lazy_settle(gsnap_samp__image *im);
 /* gsnap_samp__image_checksum of the image at its generation (entries not

@@ -38,9 +38,9 @@
 #define LZ_MASK GSNAP_SAMP_LZ_MASK
 #define LZ_BUSY GSNAP_SAMP_LZ_BUSY
 #define LZ_UNC GSNAP_SAMP_LZ_UNC
-#define LZ_GAP_MAX (LZ_MASK / 2)
 
 int gsnap_samp__lazy_off = 0; /* tests: 1 = the eager whole-cache refreshes */
+uint64_t gsnap_samp__lazy_gap_max = LZ_MASK / 2; /* tests make it small */
 
 typedef struct {
     uint64_t gen; /* from this generation on */
@@ -130,7 +130,7 @@ int gsnap_samp__lazy_bump(gsnap_samp__image *im, const double *gamma) {
         e->gen = im->gen + 1;
         memcpy(e->g, gamma, im->ncache * sizeof *gamma);
     }
-    if (im->gen + 1 - lz->floor > LZ_GAP_MAX) {
+    if (im->gen + 1 - lz->floor > gsnap_samp__lazy_gap_max) {
         int rc = gsnap_samp__lazy_settle(im); /* keep every stamp unambiguous */
         if (rc) return rc;
         lz->floor = im->gen;

@@ -235,6 +235,10 @@ int gsnap_samp__entry_refresh(gsnap_samp__cache *c, unsigned hop, uint64_t node,
 #define GSNAP_SAMP_LZ_BUSY 0x80000000u
 #define GSNAP_SAMP_LZ_UNC 0xFFFFFFFFu
 extern int gsnap_samp__lazy_off; /* tests: 1 = eager whole-cache refreshes */
+/* A refresh that would leave an entry more generations behind than this
+ * advances every entry first (2^30: the 31-bit stamps stay unambiguous;
+ * tests make it small). */
+extern uint64_t gsnap_samp__lazy_gap_max;
 /* Without a snapshot, frozen: attach to s->im, before its generation-0
  * build, the state that keeps the cached nodes' neighbour lists (FCR / FSCR
  * (-SC): lazy refreshes; PSCR (-SC): its in-batch refreshes read them). */

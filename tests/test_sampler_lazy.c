@@ -195,6 +195,9 @@ static void test_store_equal(void) {
 
 int main(void) {
     test_batches_equal();
+    gsnap_samp__lazy_gap_max = 4; /* every 4 generations: advance every entry */
+    test_batches_equal();
+    gsnap_samp__lazy_gap_max = GSNAP_SAMP_LZ_MASK / 2;
     test_workers_equal();
     test_store_equal();
     TEST_DONE();

@@ -24,8 +24,10 @@
  * gsnap_sampler_next with seeds NULL (the library's random seeds, uniform
  * like ours; workers need them); `--only MODE` picks the mode (default
  * fscr); beside it the machine's ceiling measured between those runs: a
- * CPU-bound loop on N threads vs 1 (spin_ceiling). It prints the load
- * average: the machine is shared.
+ * CPU-bound loop on N threads vs 1 (spin_ceiling), and the CPU seconds per
+ * batch of both (all threads: what the workers cost beyond the work, which
+ * a busy machine does not hide). It prints the load average: the machine
+ * is shared.
  *
  *   bench_hotpath --input FILE [--format bin|tsv] [--fanouts 10,10]
  *                 [--batches 300] [--batch-size 1024] [--period 50]
@@ -40,6 +42,7 @@
 #include <stdarg.h>
 #include <time.h>
 #include <pthread.h>
+#include <sys/resource.h>
 
 typedef struct { uint64_t s, d; int64_t t; } edge;
 
@@ -195,7 +198,8 @@ typedef struct {
     csr_layer ly[GSNAP_MAX_LAYERS + 1];
 } csr_run_ctx;
 
-typedef struct { double eps, eps_sync, csr_eps, refresh_per_batch, wait_per_batch, secs; uint64_t edges; } lib_res;
+typedef struct { double eps, eps_sync, csr_eps, refresh_per_batch, wait_per_batch, secs, cpu; uint64_t edges; } lib_res;
+static double cpu_now(void);
 
 /* The library over `batches` batches; with c, the CSR sampler runs the same
  * batches interleaved in chunks of 10 (CSR chunk, then library chunk), each
@@ -217,7 +221,7 @@ static lib_res lib_run(gsnap_db *db, gsnap_sample_mode mode, const int32_t *fan,
     gsnap_sampler *s;
     int rc;
     if ((rc = gsnap_sampler_open(db, NULL, &o, &s))) die("sampler open", rc);
-    double tl = 0, tc = 0;
+    double tl = 0, tc = 0, u0 = cpu_now();
     uint64_t ce = 0;
     for (unsigned b0 = 0; b0 < batches; b0 += 10) {
         unsigned b1 = b0 + 10 < batches ? b0 + 10 : batches;
@@ -238,6 +242,7 @@ static lib_res lib_run(gsnap_db *db, gsnap_sample_mode mode, const int32_t *fan,
         tl += now() - t1;
     }
     lib_res r;
+    r.cpu = cpu_now() - u0; /* with c: the CSR chunks too */
     r.secs = tl;
     gsnap_sampler_stats st;
     gsnap_sampler_stats_get(s, &st);
@@ -286,6 +291,14 @@ static double spin_ceiling(unsigned n, double secs) {
         tot += a[i].iters;
     }
     return (double)tot / (double)(one.iters ? one.iters : 1);
+}
+
+/* CPU seconds of the process so far (all threads, user + system). */
+static double cpu_now(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
 }
 
 static int cmp_dbl(const void *a, const void *b) {
@@ -415,10 +428,12 @@ int main(int argc, char **argv) {
          * library's own random seeds (seeds NULL), which workers need */
         gsnap_sample_mode wm = GSNAP_MODE_FSCR;
         if (only) gsnap_sample_mode_parse(only, &wm);
-        double r1 = 0, rn = 0, spin = 0;
+        double r1 = 0, rn = 0, spin = 0, c1 = 0, cn = 0;
         for (int round = 0; round < 2; round++) {
             lib_res a = lib_run(db, wm, fan, L, period, 1, seeds, n, bsize, batches, NULL, 1);
             lib_res b = lib_run(db, wm, fan, L, period, workers, seeds, n, bsize, batches, NULL, 1);
+            c1 += a.cpu;
+            cn += b.cpu;
             r1 += batches / a.secs;
             rn += batches / b.secs;
             spin += spin_ceiling(workers, 0.5 * (a.secs + b.secs) / 2) / 2;
@@ -426,6 +441,12 @@ int main(int argc, char **argv) {
         say("\n%s: %u workers %.1f batches/s vs 1 worker %.1f batches/s: %.2fx "
             "(a CPU-bound loop on %u threads vs 1, measured between the runs: %.2fx)\n",
             gsnap_sample_mode_name(wm), workers, rn / 2, r1 / 2, rn / r1, workers, spin);
+        /* the work the workers add: CPU seconds per batch, all threads, over
+         * the batches (not the open); 1.00 = no overhead, so on N free cores
+         * the rate would be up to N x this */
+        say("%s: CPU seconds per batch: 1 worker %.3g, %u workers %.3g: work efficiency %.2f\n",
+            gsnap_sample_mode_name(wm), c1 / (2.0 * batches), workers, cn / (2.0 * batches),
+            c1 / (cn > 0 ? cn : 1));
     }
     FILE *la = fopen("/proc/loadavg", "r");
     char lbuf[128] = "?";

@@ -264,13 +264,15 @@ static int fscr_step(const gsnap_samp__lazy *lz, unsigned hop, uint64_t v, uint3
 #define SMALL_CAP 128
 
 /* Advance entry (cnt, ids) of node v in cache ci from generation `from` to
- * `to` (FCR: one redraw at `to`; FSCR: every step in order). */
+ * `to` (FCR: one redraw at `to`; FSCR: every step in order). *reached: the
+ * generation the entry is at when it returns (a failed step changes nothing). */
 static int advance(const gsnap_samp__lazy *lz, unsigned ci, uint32_t cap, uint64_t v,
                    uint32_t *cnt, uint32_t *ids, uint64_t from, uint64_t to,
-                   gsnap_samp__scratch *sc, uint64_t *replaced) {
+                   gsnap_samp__scratch *sc, uint64_t *replaced, uint64_t *reached) {
     const uint32_t *full = lz->adj + lz->off[v];
     size_t d = (size_t)(lz->off[v + 1] - lz->off[v]);
     unsigned hop = lz->rp.hops[ci];
+    *reached = from;
     uint32_t sp[4 * SMALL_CAP];
     void *heap = NULL;
     lz_tmp t = {sp, sp + SMALL_CAP, sp + 2 * SMALL_CAP, sp + 3 * SMALL_CAP};
@@ -282,12 +284,14 @@ static int advance(const gsnap_samp__lazy *lz, unsigned ci, uint32_t cap, uint64
     int rc = 0;
     if (!lz->fscr) {
         rc = draw_whole(lz, hop, v, cap, full, d, to, cnt, ids, &t, sc);
+        if (rc == 0) *reached = to;
     } else {
         size_t gi = gamma_at(lz, from + 1);
         for (uint64_t g = from + 1; g <= to && rc == 0; g++) {
             while (gi + 1 < lz->ngam && lz->gam[gi + 1].gen <= g) gi++;
             rc = fscr_step(lz, hop, v, cap, full, d, g, lz->gam[gi].g[ci], cnt, ids, &t, sc,
                            replaced);
+            if (rc == 0) *reached = g;
         }
     }
     free(heap);
@@ -309,9 +313,10 @@ int gsnap_samp__lazy_touch(gsnap_samp__image *im, unsigned ci, uint64_t v,
                                         __ATOMIC_RELAXED))
             break;
     }
-    uint64_t from = im->gen - ((want - st) & LZ_MASK);
-    int rc = advance(im->lz, ci, h->stride - 2, v, &sl[0], sl + 2, from, im->gen, sc, replaced);
-    __atomic_store_n(&sl[1], rc ? st : want, __ATOMIC_RELEASE);
+    uint64_t from = im->gen - ((want - st) & LZ_MASK), reached = from;
+    int rc = advance(im->lz, ci, h->stride - 2, v, &sl[0], sl + 2, from, im->gen, sc, replaced,
+                     &reached);
+    __atomic_store_n(&sl[1], (uint32_t)(reached & LZ_MASK), __ATOMIC_RELEASE);
     return rc;
 }
 
@@ -340,12 +345,12 @@ long gsnap_samp__entry_now(const gsnap_samp__image *im, unsigned ci, uint64_t v,
     if (s1 == LZ_UNC) return (long)GSNAP_SAMP_UNCACHED;
     uint32_t *ids = malloc((cap ? cap : 1) * sizeof *ids), want = (uint32_t)(im->gen & LZ_MASK);
     gsnap_samp__scratch sc = {0};
-    uint64_t rep = 0;
+    uint64_t rep = 0, reached = 0;
     long rc = ids ? 0 : -1;
     if (ids) memcpy(ids, sl + 2, (size_t)cnt * sizeof *ids);
     if (ids && s1 != want &&
         advance(im->lz, ci, cap, v, &cnt, ids, im->gen - ((want - s1) & LZ_MASK), im->gen, &sc,
-                &rep))
+                &rep, &reached))
         rc = -1;
     for (uint32_t j = 0; rc == 0 && j < cnt; j++) out[j] = ids[j];
     gsnap_samp__scratch_free(&sc);

@@ -135,6 +135,27 @@ static inline uint32_t local_get_add(gsnap_sampler *s, uint64_t key, uint32_t ne
 
 #define RES(arr, cap, n) gsnap_vec_reserve((void **)&(arr), &(cap), (n), sizeof *(arr))
 
+/* Prefetch the serving slot of dst[i + 8]; lazy: the neighbour-list offset
+ * (dst[i + 4]) and list (dst[i + 2]) of a stale entry (its slot fetched). */
+static inline void prefetch_ahead(const gsnap_samp__image *im, const gsnap_samp__hotc *hc,
+                                  const uint64_t *dst, uint32_t ndst, uint32_t i, int lazy,
+                                  uint32_t want) {
+    uint64_t nn = im->nnodes;
+    if (i + 8 < ndst && dst[i + 8] < nn) {
+        const uint32_t *p = hc->slot + dst[i + 8] * hc->stride;
+        __builtin_prefetch(p);
+        __builtin_prefetch(p + 16);
+        __builtin_prefetch(p + hc->stride - 1);
+    }
+    for (int k = 0; lazy && k < 2; k++) {
+        uint32_t a = i + 4 - 2 * (uint32_t)k;
+        if (a < ndst && dst[a] < nn &&
+            __atomic_load_n(&hc->slot[dst[a] * hc->stride + 1], __ATOMIC_RELAXED) != want)
+            __builtin_prefetch(k ? (const void *)(im->lz_adj + im->lz_off[dst[a]])
+                                 : (const void *)(im->lz_off + dst[a]));
+    }
+}
+
 /* Serve hop h's destinations dst[0..ndst) into s->cand (the sampled ids,
  * row by row) and ptr (row ends). Nodes with an entry in the serving view
  * take the inline path: one slot load (prefetched 8 nodes ahead), Floyd's
@@ -160,21 +181,7 @@ static int serve_rows(gsnap_sampler *s, unsigned h, const uint64_t *dst, uint32_
     ptr[0] = 0;
     for (uint32_t i = 0; i < ndst; i++) {
         uint64_t v = dst[i];
-        if (hc && i + 8 < ndst && dst[i + 8] < nn) {
-            const uint32_t *p = hc->slot + dst[i + 8] * hc->stride;
-            __builtin_prefetch(p);
-            __builtin_prefetch(p + 16);
-            __builtin_prefetch(p + hc->stride - 1);
-        }
-        if (lazy) { /* a stale entry (its slot fetched above) reads its list */
-            for (int k = 0; k < 2; k++) {
-                uint32_t a = i + 4 - 2 * (uint32_t)k;
-                if (a < ndst && dst[a] < nn &&
-                    __atomic_load_n(&hc->slot[dst[a] * hc->stride + 1], __ATOMIC_RELAXED) != want)
-                    __builtin_prefetch(k ? (const void *)(s->im->lz_adj + s->im->lz_off[dst[a]])
-                                         : (const void *)(s->im->lz_off + dst[a]));
-            }
-        }
+        if (hc) prefetch_ahead(s->im, hc, dst, ndst, i, lazy, want);
         int hit = 0;
         if (hc && v < nn) {
             const uint32_t *sl = hc->slot + v * hc->stride;

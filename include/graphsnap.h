@@ -905,8 +905,8 @@ int gsnap_sampler_random_seeds(gsnap_sampler *s, uint64_t batch, size_t n, uint6
  *  snapshot) in one write transaction as the next generation (the changed
  *  entries and the generation). GSNAP_EBUSY while a background refresh runs.
  *  Complexity: one scan of the store, O(V + E), plus the writes. Without a
- *  snapshot in frozen mode (max_staleness < 0), FCR and FSCR (-SC) refresh
- *  lazily: this call (and _async, then done at once) only moves the
+ *  snapshot in frozen mode (max_staleness < 0), with the fixed policy and
+ *  core_min 0, FCR and FSCR (-SC) refresh lazily: this call (and _async, then done at once) only moves the
  *  generation, O(1), and each entry is brought to it by the first batch that
  *  serves it, with the same result as the eager refresh (docs/sampler.md). */
 int gsnap_sampler_refresh(gsnap_sampler *s);

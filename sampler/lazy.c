@@ -75,7 +75,8 @@ int gsnap_samp__lazy_new(const gsnap_samp__rparams *rp, uint64_t nnodes, int kin
         return GSNAP_ENOMEM;
     }
     lz->gam_cap = lz->ngam = 1;
-    for (unsigned i = 0; i < rp->ncache; i++) lz->gam[0].g[i] = rp->gamma;
+    for (unsigned i = 0; i < rp->ncache; i++) /* as cache.c's entry refresh reads it */
+        lz->gam[0].g[i] = rp->per_hop ? rp->hop_gamma[rp->hops[i]] : rp->gamma;
     *out = lz;
     return 0;
 }
@@ -390,7 +391,10 @@ int gsnap_samp__lazy_attach(gsnap_sampler *s) {
     int fcr = m == GSNAP_MODE_FCR || m == GSNAP_MODE_FCR_SC;
     int fscr = m == GSNAP_MODE_FSCR || m == GSNAP_MODE_FSCR_SC;
     int pscr = m == GSNAP_MODE_PSCR || m == GSNAP_MODE_PSCR_SC;
-    if (gsnap_samp__lazy_off || !s->im || s->snap || s->o.max_staleness >= 0 ||
+    /* not with an adaptive policy or a run-time core (policy.c, core_dyn.c):
+     * the core's members change at run time, and the policy reads counts
+     * of the eager refresh */
+    if (gsnap_samp__lazy_off || !s->im || s->snap || s->o.max_staleness >= 0 || s->ad ||
         !(fcr || fscr || pscr))
         return 0;
     s->im->lazy = fcr || fscr;

@@ -95,10 +95,13 @@ static gsnap_samp__rparams rparams_now(const gsnap_sampler *s) {
     return rp;
 }
 
-/* The share of cached ids each cache's next refresh replaces (FSCR, PCF,
- * PSCR): one gamma per cache, asked for at each refresh. */
+/* The share of cached ids each cache's next refresh replaces (FSCR): one
+ * gamma per cache, as cache.c's entry refresh reads it (per hop: policy.c
+ * sets rp.hop_gamma at the due batch, before the refresh). */
 static void refresh_gammas(const gsnap_sampler *s, double *gamma) {
-    for (unsigned i = 0; i < s->rp.ncache; i++) gamma[i] = s->rp.gamma;
+    const gsnap_samp__rparams *rp = &s->rp;
+    for (unsigned i = 0; i < rp->ncache; i++)
+        gamma[i] = rp->per_hop ? rp->hop_gamma[rp->hops[i]] : rp->gamma;
 }
 
 /* Lazy FCR / FSCR (lazy.c): a refresh only moves the generation; each entry

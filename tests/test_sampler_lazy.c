@@ -74,8 +74,11 @@ static void test_batches_equal(void) {
                 OK(gsnap_sampler_refresh(e));
                 OK(gsnap_sampler_refresh(l));
             }
-            if (i == nb / 2) e->rp.gamma = l->rp.gamma = 0.55; /* what a policy could do */
-            if (i == 2 * nb / 3) e->rp.gamma = l->rp.gamma = 0.1;
+            for (unsigned h = 0; h <= GSNAP_MAX_LAYERS; h++) { /* what a policy could do */
+                if (i == nb / 2) e->rp.hop_gamma[h] = l->rp.hop_gamma[h] = 0.45 + 0.1 * h;
+                if (i == 2 * nb / 3) e->rp.hop_gamma[h] = l->rp.hop_gamma[h] = 0.3 - 0.1 * h;
+            }
+            CHECK(e->rp.per_hop && l->rp.per_hop);
             if (i > 0 && i % 3 == 0) OK(gsnap_sampler_refresh(e));
             OK(gsnap_sampler_random_seeds(e, (uint64_t)i, ns, seeds));
             const void *be, *bl;

@@ -187,12 +187,11 @@ int gsnap_samp__entry_refresh(gsnap_samp__cache *c, unsigned hop, uint64_t node,
     }
     /* full entry: keep cap - r, add r fresh ones not in the entry */
     double g = rp->per_hop ? rp->hop_gamma[hop] : rp->gamma; /* policy.c sets hop_gamma */
-    size_t r = (size_t)(g * cap + 0.5);
+    size_t r = (size_t)(g * cap + 0.5) > cap ? cap : (size_t)(g * cap + 0.5);
     if (r == 0) goto done;
     gsnap_samp__key kk = {rp->seed, (uint64_t)GSNAP_P_KEEP << 8 | hop, node, gen};
     gsnap_samp__key kf = {rp->seed, (uint64_t)GSNAP_P_FRESH << 8 | hop, node, gen};
     if (d >= 2 * (size_t)cap) { /* half not cached at least: rejection (keep_fresh) */
-        if (r > cap) r = cap;
         long gk = gsnap_samp__keep_idx(&kk, cnt, cap - r, keep, sc);
         if (gk < 0) { rc = GSNAP_ENOMEM; goto done; }
         size_t m = keep_fresh(cur, cnt, full, d, keep, (size_t)gk, &kf, r, nid);

@@ -191,7 +191,10 @@ class SamplerStats(Structure):
                 ("t_gather", c_double),  # added with features (0 in older libraries)
                 ("snap_version", c_uint64),  # added with snapshot advance
                 ("snap_version_lag", c_uint64),
-                ("t_refresh_wait", c_double)]  # last: added with the sampler hot path
+                ("t_refresh_wait", c_double),  # added with the sampler hot path
+                # shared host tier (issue 18; 0 in older libraries)
+                ("shared_attached", c_uint64), ("shared_published", c_uint64),
+                ("shared_refused", c_uint64), ("shared_bytes", c_uint64)]
 
 
 class Block(Structure):

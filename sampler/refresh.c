@@ -322,7 +322,8 @@ int gsnap_sampler__before_batch(gsnap_sampler *s) {
         }
         if (!s->bg_running && (rc = bg_start(s, 1))) return rc;
     } else if (due && s->im && !is_pscr(s->o.mode) && !s->bg_running && !skip) {
-        if ((rc = gsnap_sampler_refresh(s))) return rc;
+        /* shared.c: another process's published generation replaces the refresh */
+        if (!gsnap_samp__shared_next(s) && (rc = gsnap_sampler_refresh(s))) return rc;
     }
     if ((rc = gsnap_samp__shared_sync(s, 0))) return rc; /* map or publish a new generation */
     if ((rc = gsnap_samp__hot_build(s->im))) return rc;

@@ -453,6 +453,10 @@ int gsnap_samp__shared_attach(gsnap_sampler *s, uint64_t gen);
  * generation, or publish s->im and map it. A failure to publish leaves the
  * private image (returns 0). */
 int gsnap_samp__shared_sync(gsnap_sampler *s, int at_open);
+/* Before a scheduled refresh (no snapshot, frozen FCR / FSCR / PCF): map
+ * the next generation if another process published it; 1 = done (counted
+ * as a refresh, without entry counts), 0 = refresh as usual. */
+int gsnap_samp__shared_next(gsnap_sampler *s);
 /* Unmap im's published image (its array pointers become NULL). */
 void gsnap_samp__shared_unmap(gsnap_samp__image *im);
 void gsnap_samp__shared_close(gsnap_sampler *s);

@@ -315,3 +315,13 @@ int gsnap_samp__shared_sync(gsnap_sampler *s, int at_open) {
     }
     return rc == GSNAP_NOTFOUND ? 0 : rc;
 }
+
+int gsnap_samp__shared_next(gsnap_sampler *s) {
+    gsnap_samp__shared *sh = s->shm;
+    if (!sh || !sh->follow || s->snap || !s->im || s->im->mixed) return 0;
+    if (gsnap_samp__shared_attach(s, s->im->gen + 1) != 0) return 0;
+    drop_old(sh, s->im->gen);
+    s->st.refreshes++;
+    s->st.generation = s->im->gen;
+    return 1;
+}

@@ -6,7 +6,9 @@
  * an image (shared_bytes > 0) and one image per generation is published. A
  * damaged image (a flipped payload byte, truncated to half, shorter than its
  * header, bad magic, an out-of-range id under valid checksums) is refused,
- * rebuilt and published anew, never crashes, and the batches stay the same. */
+ * rebuilt and published anew, never crashes, and the batches stay the same.
+ * A sampler a period behind another maps each generation the other
+ * published instead of refreshing, with the same batches. */
 #include "test.h"
 #include "sampler/shared_int.h"
 #include <dirent.h>
@@ -228,6 +230,58 @@ static void test_damaged(void) {
     }
 }
 
+/* Two samplers of one process, B a period behind A: B maps every
+ * generation A published instead of refreshing (publishes nothing), and
+ * both give the private run's batches. */
+static void test_follower(void) {
+    scase c = {GSNAP_MODE_FSCR, 4, NULL};
+    char shm[600];
+    snprintf(shm, sizeof shm, "%s/follow", shmroot);
+    mkdir(shm, 0700);
+    run_out priv;
+    run(&c, NULL, &priv);
+    gsnap_db *db;
+    OK(gsnap_db_open(dbdir, NULL, &db));
+    gsnap_sampler_options o = GSNAP_SAMPLER_OPTIONS_INIT;
+    o.mode = c.mode;
+    o.layers = 2;
+    o.fanouts[0] = 4;
+    o.fanouts[1] = 6;
+    o.seed = 11;
+    o.period = c.period;
+    o.gamma = 0.3;
+    o.shared = 1;
+    o.shared_dir = shm;
+    gsnap_sampler *s[2];
+    OK(gsnap_sampler_open(db, NULL, &o, &s[0]));
+    OK(gsnap_sampler_open(db, NULL, &o, &s[1]));
+    uint64_t h[2][MAXB];
+    for (int b0 = 0; b0 < nbatch + (int)c.period; b0 += (int)c.period)
+        for (int k = 0; k < 2; k++) /* A runs batches [b0, b0+T), B the period before */
+            for (int b = b0 - k * (int)c.period; b < b0 - k * (int)c.period + (int)c.period; b++) {
+                if (b < 0 || b >= nbatch) continue;
+                const void *buf;
+                size_t len;
+                OK(gsnap_sampler_next(s[k], NULL, 48, &buf, &len));
+                h[k][b] = fnv(buf, len);
+            }
+    gsnap_sampler_stats st[2];
+    for (int k = 0; k < 2; k++) {
+        gsnap_sampler_stats_get(s[k], &st[k]);
+        CHECK_MSG(memcmp(h[k], priv.h, (size_t)nbatch * sizeof h[k][0]) == 0, "sampler %d differs", k);
+        gsnap_sampler_close(s[k]);
+    }
+    uint64_t gens = 1 + (uint64_t)(nbatch - 1) / c.period;
+    CHECK_MSG(st[0].shared_published == gens && st[1].shared_published == 0 &&
+              st[1].shared_attached == gens && st[1].refreshes == gens - 1,
+              "A published %llu, B published %llu attached %llu refreshes %llu (generations %llu)",
+              (unsigned long long)st[0].shared_published, (unsigned long long)st[1].shared_published,
+              (unsigned long long)st[1].shared_attached, (unsigned long long)st[1].refreshes,
+              (unsigned long long)gens);
+    CHECK(st[1].refreshed_entries == 0); /* B never ran a refresh itself */
+    gsnap_db_close(db);
+}
+
 int main(void) {
     nbatch = test_small() ? 12 : MAXB;
     dbdir = test_tmpdir("shared-db");
@@ -239,6 +293,7 @@ int main(void) {
     };
     for (int k = 0; k < (int)(sizeof cases / sizeof cases[0]); k++) test_two_processes(&cases[k], k);
     test_damaged();
+    test_follower();
     test_rmdir(dbdir);
     test_rmdir(shmroot);
     free(dbdir);

@@ -261,7 +261,8 @@ static int publish(gsnap_sampler *s, int replace) {
     if (fd < 0) return GSNAP_EIO;
     int rc = GSNAP_EIO;
     void *m = MAP_FAILED;
-    if (ftruncate(fd, (off_t)l.size) == 0)
+    /* allocated up front: a full tmpfs answers ENOSPC here, not SIGBUS on a page write */
+    if (posix_fallocate(fd, 0, (off_t)l.size) == 0)
         m = mmap(NULL, l.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (m != MAP_FAILED) {
         fill(m, &l, im, sh);

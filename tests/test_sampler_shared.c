@@ -282,6 +282,43 @@ static void test_follower(void) {
     gsnap_db_close(db);
 }
 
+/* A shared_dir that is not a directory is a clear EINVAL; the CLI's
+ * --shared-dir maps an image (when the binary is built). */
+static void test_dir_and_cli(void) {
+    char file[600], shm[600], cmd[2048], bin[512];
+    snprintf(file, sizeof file, "%s/not-a-dir", shmroot);
+    FILE *f = fopen(file, "w");
+    if (f) fclose(f);
+    gsnap_db *db;
+    OK(gsnap_db_open(dbdir, NULL, &db));
+    gsnap_sampler_options o = GSNAP_SAMPLER_OPTIONS_INIT;
+    o.mode = GSNAP_MODE_FCR;
+    o.layers = 1;
+    o.fanouts[0] = 5;
+    o.shared = 1;
+    o.shared_dir = file;
+    gsnap_sampler *s = NULL;
+    CHECK(gsnap_sampler_open(db, NULL, &o, &s) == GSNAP_EINVAL && s == NULL);
+    CHECK(strstr(gsnap_db_errmsg(db), "shared_dir") != NULL);
+    gsnap_db_close(db);
+    const char *bd = getenv("BUILD");
+    snprintf(bin, sizeof bin, "%s/graphsnap", bd && *bd ? bd : "build");
+    if (access(bin, X_OK) != 0) {
+        printf("CLI not built (%s): CLI check skipped\n", bin);
+        return;
+    }
+    snprintf(shm, sizeof shm, "%s/cli", shmroot);
+    mkdir(shm, 0700);
+    for (int k = 0; k < 2; k++) { /* the first publishes, the second maps */
+        snprintf(cmd, sizeof cmd, "%s sample -d %s --fanouts 4,6 --mode fcr --random 48 --batches 5 "
+                 "--shared-dir %s --json > %s/out.json", bin, dbdir, shm, shmroot);
+        CHECK(system(cmd) == 0);
+        snprintf(cmd, sizeof cmd, "grep -q '\"shared_attached\":1,\"shared_published\":%d,' %s/out.json",
+                 k == 0, shmroot);
+        CHECK_MSG(system(cmd) == 0, "CLI run %d", k);
+    }
+}
+
 int main(void) {
     nbatch = test_small() ? 12 : MAXB;
     dbdir = test_tmpdir("shared-db");
@@ -294,6 +331,7 @@ int main(void) {
     for (int k = 0; k < (int)(sizeof cases / sizeof cases[0]); k++) test_two_processes(&cases[k], k);
     test_damaged();
     test_follower();
+    test_dir_and_cli();
     test_rmdir(dbdir);
     test_rmdir(shmroot);
     free(dbdir);

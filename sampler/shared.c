@@ -304,9 +304,10 @@ int gsnap_samp__shared_sync(gsnap_sampler *s, int at_open) {
     int rc = at_open == 2 ? GSNAP_ECORRUPT : gsnap_samp__shared_attach(s, im->gen);
     if (rc == 0) return 0;
     int replace = rc == GSNAP_ECORRUPT;
-    if ((rc = publish(s, replace))) { /* cannot publish here: serve the private image */
+    if ((rc = publish(s, replace))) { /* cannot publish here: serve private images from now on */
         snprintf(sh->why, sizeof sh->why, "%s: cannot publish an image (%s)", sh->dir, strerror(errno));
         s->st.shared_bytes = 0;
+        sh->follow = 0; /* no retry (a whole image written) at every batch */
         return 0;
     }
     rc = gsnap_samp__shared_attach(s, im->gen);

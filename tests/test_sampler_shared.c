@@ -282,8 +282,9 @@ static void test_follower(void) {
     gsnap_db_close(db);
 }
 
-/* A shared_dir that is not a directory is a clear EINVAL; the CLI's
- * --shared-dir maps an image (when the binary is built). */
+/* A shared_dir that is not a directory is a clear EINVAL; one where nothing
+ * can be published leaves the sampler private with the same batches; the
+ * CLI's --shared-dir maps an image (when the binary is built). */
 static void test_dir_and_cli(void) {
     char file[600], shm[600], cmd[2048], bin[512];
     snprintf(file, sizeof file, "%s/not-a-dir", shmroot);
@@ -301,6 +302,15 @@ static void test_dir_and_cli(void) {
     CHECK(gsnap_sampler_open(db, NULL, &o, &s) == GSNAP_EINVAL && s == NULL);
     CHECK(strstr(gsnap_db_errmsg(db), "shared_dir") != NULL);
     gsnap_db_close(db);
+    /* a directory where nothing can be created (/proc): private images, a note */
+    scase c = {GSNAP_MODE_FCR, 3, NULL};
+    run_out priv, r;
+    run(&c, NULL, &priv);
+    struct stat pst;
+    if (stat("/proc", &pst) == 0 && S_ISDIR(pst.st_mode)) {
+        run(&c, "/proc", &r);
+        CHECK(same(&priv, &r) && r.st.shared_bytes == 0 && r.st.shared_published == 0);
+    }
     const char *bd = getenv("BUILD");
     snprintf(bin, sizeof bin, "%s/graphsnap", bd && *bd ? bd : "build");
     if (access(bin, X_OK) != 0) {

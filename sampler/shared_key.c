@@ -6,8 +6,8 @@
  * of the directory and of its data file), the snapshot (name, (T, V),
  * direction, build seed, snapshot version) or the read point, and the
  * sampler's parameters that decide the entries: mode, seed, gamma,
- * threshold, direction, freshness, node bound, and per cache its hop and
- * capacity. Fanouts enter through the capacities; delta and the period do
+ * threshold, direction, freshness, node bound, refresh policy and run-time
+ * core bounds, and per cache its hop and capacity. Fanouts enter through the capacities; delta and the period do
  * not change an image. The file name is the XXH3 of the key plus the
  * generation, and the whole key is stored in the header and compared.
  */
@@ -63,6 +63,9 @@ int gsnap_samp__shared_key(gsnap_sampler *s) {
              (unsigned long long)rp->threshold, (long long)rp->at_t,
              (unsigned long long)rp->as_of, (int)s->o.dir, s->o.max_staleness >= 0,
              (unsigned long long)s->nbound);
+    if (rc == 0) /* the adaptive block (policy, run-time core) shapes the core at open */
+        rc = add(sh, "pol=%d cmin=%u cmax=%llu;", (int)s->o.policy, s->o.core_min,
+                 (unsigned long long)s->o.core_max_bytes);
     for (unsigned i = 0; rc == 0 && i < rp->ncache; i++)
         rc = add(sh, "c%u=%u/%u;", i, rp->hops[i], rp->caps[i]);
     if (rc) return rc;

@@ -2,7 +2,8 @@
  * two processes (fork) sampling from one published image produce exactly
  * the batches of a private-image run with the same seed, in several modes
  * (whole generations shared and switched: FCR, FCR-SC, FSCR-SC; the opened
- * image plus a copy-on-write overlay: PSCR; on a snapshot: FCR); both map
+ * image plus a copy-on-write overlay: PSCR, FSCR with the miss-driven
+ * refresh policy; on a snapshot: FCR); both map
  * an image (shared_bytes > 0) and one image per generation is published. A
  * damaged image (a flipped payload byte, truncated to half, shorter than its
  * header, bad magic, an out-of-range id under valid checksums) is refused,
@@ -48,6 +49,7 @@ typedef struct {
     gsnap_sample_mode mode;
     uint32_t period;
     const char *snap;
+    gsnap_refresh_policy policy; /* adaptive refresh: only the opened image is shared */
 } scase;
 
 typedef struct {
@@ -76,6 +78,7 @@ static void run(const scase *c, const char *shm, run_out *out) {
     o.seed = 11;
     o.period = c->period;
     o.gamma = 0.3;
+    o.policy = c->policy;
     o.shared = shm != NULL;
     o.shared_dir = shm;
     gsnap_sampler *s = NULL;
@@ -163,7 +166,8 @@ static void test_two_processes(const scase *c, int k) {
         CHECK(sh[i].st.shared_attached >= 1);
     }
     uint64_t pub = sh[0].st.shared_published + sh[1].st.shared_published;
-    uint64_t gens = c->mode == GSNAP_MODE_PSCR || !c->period ? 1 : 1 + (uint64_t)(nbatch - 1) / c->period;
+    uint64_t gens = c->mode == GSNAP_MODE_PSCR || c->policy != GSNAP_REFRESH_FIXED || !c->period
+                        ? 1 : 1 + (uint64_t)(nbatch - 1) / c->period;
     /* each generation published once, or twice when both raced to it */
     CHECK_MSG(pub >= gens && pub <= 2 * gens, "published %llu for %llu generations",
               (unsigned long long)pub, (unsigned long long)gens);
@@ -209,7 +213,7 @@ static void damage(const char *path, int how) {
 }
 
 static void test_damaged(void) {
-    scase c = {GSNAP_MODE_FCR_SC, 0, NULL};
+    scase c = {GSNAP_MODE_FCR_SC, 0, NULL, GSNAP_REFRESH_FIXED};
     char shm[600], path[900];
     snprintf(shm, sizeof shm, "%s/dmg", shmroot);
     mkdir(shm, 0700);
@@ -234,7 +238,7 @@ static void test_damaged(void) {
  * generation A published instead of refreshing (publishes nothing), and
  * both give the private run's batches. */
 static void test_follower(void) {
-    scase c = {GSNAP_MODE_FSCR, 4, NULL};
+    scase c = {GSNAP_MODE_FSCR, 4, NULL, GSNAP_REFRESH_FIXED};
     char shm[600];
     snprintf(shm, sizeof shm, "%s/follow", shmroot);
     mkdir(shm, 0700);
@@ -303,7 +307,7 @@ static void test_dir_and_cli(void) {
     CHECK(strstr(gsnap_db_errmsg(db), "shared_dir") != NULL);
     gsnap_db_close(db);
     /* a directory where nothing can be created (/proc): private images, a note */
-    scase c = {GSNAP_MODE_FCR, 3, NULL};
+    scase c = {GSNAP_MODE_FCR, 3, NULL, GSNAP_REFRESH_FIXED};
     run_out priv, r;
     run(&c, NULL, &priv);
     struct stat pst;
@@ -335,8 +339,10 @@ int main(void) {
     shmroot = test_tmpdir("shared-shm");
     build_db();
     const scase cases[] = {
-        {GSNAP_MODE_FCR, 5, NULL},   {GSNAP_MODE_FCR_SC, 0, NULL}, {GSNAP_MODE_FSCR_SC, 4, NULL},
-        {GSNAP_MODE_PSCR, 3, NULL},  {GSNAP_MODE_FCR, 0, "s1"},
+        {GSNAP_MODE_FCR, 5, NULL, GSNAP_REFRESH_FIXED},  {GSNAP_MODE_FCR_SC, 0, NULL, GSNAP_REFRESH_FIXED},
+        {GSNAP_MODE_FSCR_SC, 4, NULL, GSNAP_REFRESH_FIXED}, {GSNAP_MODE_PSCR, 3, NULL, GSNAP_REFRESH_FIXED},
+        {GSNAP_MODE_FCR, 0, "s1", GSNAP_REFRESH_FIXED},
+        {GSNAP_MODE_FSCR, 3, NULL, GSNAP_REFRESH_MISS},
     };
     for (int k = 0; k < (int)(sizeof cases / sizeof cases[0]); k++) test_two_processes(&cases[k], k);
     test_damaged();

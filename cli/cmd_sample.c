@@ -11,7 +11,7 @@
 
 enum { O_SNAPSHOT = 1000, O_FANOUTS, O_MODE, O_GAMMA, O_DELTA, O_PERIOD, O_ALPHA, O_THRESHOLD,
        O_STALE, O_SEEDS, O_RANDOM, O_BATCHES, O_BATCH_SIZE, O_SEED, O_IN, O_OUT, O_STAGE, O_JSON,
-       O_FEATURES, O_LABELS };
+       O_FEATURES, O_LABELS, O_SHARED, O_SHARED_DIR };
 
 static const char sample_usage[] =
     "Usage: graphsnap sample [--snapshot NAME] --fanouts F1,..,FL [--mode MODE]\n"
@@ -22,6 +22,7 @@ static const char sample_usage[] =
     "                        [--features TABLE] [--labels TABLE]\n"
     "                        [--refresh-policy P] [--lambda LIST] [--kappa K] [--feedback LIST]\n"
     "                        [--adapt-window T] [--core-min N] [--core-max-bytes B]\n"
+    "                        [--shared [--shared-dir DIR]]\n"
     "\n"
     "Sample B mini-batches (one block per layer, DGL's MFG shape) and print the\n"
     "throughput, cache hit rates per layer, refreshes and staleness.\n"
@@ -48,6 +49,10 @@ static const char sample_usage[] =
     "  --features TABLE   gather this attribute table's rows of the input nodes into each batch\n"
     "  --labels TABLE     gather this attribute table's rows of the seeds into each batch\n"
     SAMPLE_ADAPT_USAGE
+    "  --shared           share the decoded cache image with samplers in other processes\n"
+    "                     (published read-only in DIR, mapped by each; cached modes)\n"
+    "  --shared-dir DIR   where shared images are published (default $GSNAP_SHARED_DIR,\n"
+    "                     else /dev/shm)\n"
     "  --json             one JSON object on stdout\n"
     "Exit codes: 0 ok, 1 error, 2 usage, 3 no such database or snapshot.\n";
 
@@ -190,7 +195,11 @@ static void print_result(gsnap_sampler *s, const sample_args *a, const gsnap_sam
                (unsigned long long)st->replaced_ids, (unsigned long long)st->stale_marked,
                (unsigned long long)st->max_staleness_seen,
                !a->stage ? "no" : staged_dev ? "device" : "host");
-        printf("\"attr_bytes\":%llu,\"gather_seconds\":%.6f,\"layers\":[", (unsigned long long)a->attr_bytes, st->t_gather);
+        printf("\"attr_bytes\":%llu,\"gather_seconds\":%.6f,", (unsigned long long)a->attr_bytes, st->t_gather);
+        printf("\"shared_bytes\":%llu,\"shared_attached\":%llu,\"shared_published\":%llu,"
+               "\"shared_refused\":%llu,\"layers\":[", (unsigned long long)st->shared_bytes,
+               (unsigned long long)st->shared_attached, (unsigned long long)st->shared_published,
+               (unsigned long long)st->shared_refused);
         for (unsigned i = 0; i < L; i++) {
             const gsnap_layer_stats *l = &st->layer[i];
             uint64_t tot = l->hits + l->misses;
@@ -232,6 +241,10 @@ static void print_result(gsnap_sampler *s, const sample_args *a, const gsnap_sam
                (unsigned long long)st->refreshed_entries, (unsigned long long)st->replaced_ids);
     printf("staleness: %llu entries marked stale, max staleness served %llu versions\n",
            (unsigned long long)st->stale_marked, (unsigned long long)st->max_staleness_seen);
+    if (a->so.shared)
+        printf("shared image: %.1f MB mapped (%llu attached, %llu published, %llu refused)\n",
+               (double)st->shared_bytes / 1e6, (unsigned long long)st->shared_attached,
+               (unsigned long long)st->shared_published, (unsigned long long)st->shared_refused);
     if (a->stage) printf("staging: %s\n", staged_dev ? "device buffers (CUDA)" : "host buffers (no CUDA device)");
     if (a->so.features || a->so.labels)
         printf("gather: %.1f MB of features/labels in %.3f s (%.1f MB/s)\n", (double)a->attr_bytes / 1e6,
@@ -288,6 +301,8 @@ static const struct option sample_lo[] = {
     {"json", no_argument, NULL, O_JSON},
     {"features", required_argument, NULL, O_FEATURES},
     {"labels", required_argument, NULL, O_LABELS},
+    {"shared", no_argument, NULL, O_SHARED},
+    {"shared-dir", required_argument, NULL, O_SHARED_DIR},
     SAMPLE_ADAPT_LONGOPTS,
     {NULL, 0, NULL, 0},
 };
@@ -322,6 +337,8 @@ static int sample_parse(int argc, char **argv, sample_args *a, int *help) {
         case O_STAGE: a->stage = 1; break;
         case O_FEATURES: a->so.features = optarg; break;
         case O_LABELS: a->so.labels = optarg; break;
+        case O_SHARED: a->so.shared = 1; break;
+        case O_SHARED_DIR: a->so.shared = 1; a->so.shared_dir = optarg; break;
         default:
             if (c >= O_ADAPT_FIRST && c <= O_ADAPT_LAST) {
                 if (sample_adapt_parse(c, optarg, &a->so, &a->aa)) return CLI_USAGE;
@@ -358,6 +375,7 @@ int cmd_sample(int argc, char **argv) {
     gsnap_sampler_stats st;
     gsnap_sampler_stats_get(s, &st);
     print_result(s, &a, &st, secs, stg ? gsnap_stager_on_device(stg) : 0);
+    if (gsnap_sampler_shared_note(s)) fprintf(stderr, "graphsnap sample: shared image: %s\n", gsnap_sampler_shared_note(s));
 done:
     gsnap_stager_close(stg);
     gsnap_sampler_close(s);

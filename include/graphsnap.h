@@ -813,10 +813,20 @@ typedef struct {
                                 sum over caches of 16 + 12 * cap: entry, count, version
                                 and serving slot); hottest first; 0 = no bound */
     /* end of the issue-18 block */
+    /* since version 4 -- shared host tier (issue 18, sampler/shared.c;
+       docs/sampler.md "Shared host tier"): */
+    unsigned shared;         /* 1 = share the decoded cache image with samplers in
+                                other processes serving the same image: it is
+                                published read-only as a file in shared_dir and
+                                mapped by each (copy on write: what a mode writes
+                                during batches stays private to the process).
+                                Cached modes only (ignored in FBL); needs a db */
+    const char *shared_dir;  /* directory of published images (copied at open);
+                                NULL = $GSNAP_SHARED_DIR, else /dev/shm */
 } gsnap_sampler_options;
 #define GSNAP_SAMPLER_OPTIONS_INIT {GSNAP_SAMPLER_OPTIONS_VERSION, GSNAP_MODE_FBL, 0, \
     {0}, GSNAP_DIR_IN, 0, 0, 0, 0, 0, 0, -1, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, NULL, NULL, 0, \
-    GSNAP_REFRESH_FIXED, {0}, 0, 0, 0, 0}
+    GSNAP_REFRESH_FIXED, {0}, 0, 0, 0, 0, 0, NULL}
 
 typedef struct gsnap_sampler gsnap_sampler;
 
@@ -852,6 +862,12 @@ typedef struct {
                                   in the background (without a snapshot, frozen mode: the
                                   next generation is built aside and swapped in at its due
                                   batch; t_refresh counts the background seconds) */
+    /* shared host tier (options.shared, issue 18): */
+    uint64_t shared_attached;  /* published images mapped */
+    uint64_t shared_published; /* images this sampler published */
+    uint64_t shared_refused;   /* published images refused (header, size, checksum or
+                                  contents wrong): rebuilt privately and published anew */
+    uint64_t shared_bytes;     /* bytes of the published image now mapped (0: private) */
 } gsnap_sampler_stats;
 
 /**
@@ -930,6 +946,12 @@ int gsnap_sampler_refresh_wait(gsnap_sampler *s);
  * GSNAP_EBUSY while a background refresh runs.
  */
 int gsnap_sampler_follow(gsnap_sampler *s, int move, uint64_t *lag);
+
+/** The shared host tier's last note (options.shared): why a published image
+ *  was refused ("<file>: payload checksum mismatch", ...) or could not be
+ *  published, or NULL when there is none. Owned by s, valid until the next
+ *  call on s. The counters are in gsnap_sampler_stats (shared_*). */
+const char *gsnap_sampler_shared_note(const gsnap_sampler *s);
 
 /** Statistics so far (copied into *st). */
 void gsnap_sampler_stats_get(const gsnap_sampler *s, gsnap_sampler_stats *st);

@@ -10,6 +10,7 @@
 
 void gsnap_samp__image_free(gsnap_samp__image *im) {
     if (!im) return;
+    gsnap_samp__shared_unmap(im); /* a published image's arrays (shared.c) */
     for (unsigned i = 0; i < im->ncache; i++) {
         free(im->caches[i].cnt);
         free(im->caches[i].ids);
@@ -52,6 +53,8 @@ int gsnap_samp__image_clone(const gsnap_samp__image *src, gsnap_samp__image **ou
     gsnap_samp__image *im = calloc(1, sizeof *im);
     if (!im) return GSNAP_ENOMEM;
     *im = *src;
+    im->map = NULL; /* the clone's arrays are its own */
+    im->map_len = 0;
     size_t nn = src->nnodes ? (size_t)src->nnodes : 1;
     im->deg = NULL;
     im->lz = NULL; /* a copy of the u64 entries refreshes eagerly */

@@ -393,8 +393,9 @@ int gsnap_samp__lazy_attach(gsnap_sampler *s) {
     int pscr = m == GSNAP_MODE_PSCR || m == GSNAP_MODE_PSCR_SC;
     /* not with an adaptive policy or a run-time core (policy.c, core_dyn.c):
      * the core's members change at run time, and the policy reads counts
-     * of the eager refresh */
-    if (gsnap_samp__lazy_off || !s->im || s->snap || s->o.max_staleness >= 0 || s->ad ||
+     * of the eager refresh; not with a shared image (shared.c): processes
+     * switch whole published generations, which a lazy refresh never builds */
+    if (gsnap_samp__lazy_off || !s->im || s->snap || s->o.max_staleness >= 0 || s->ad || s->shm ||
         !(fcr || fscr || pscr))
         return 0;
     s->im->lazy = fcr || fscr;

@@ -117,6 +117,7 @@ void gsnap_sampler_close(gsnap_sampler *s) {
     gsnap_samp__image_free(s->bg_ready);
     gsnap_samp__image_free(s->spare);
     gsnap_samp__image_free(s->im);
+    gsnap_samp__shared_close(s);
     free(s->changed_at);
     free(s->bg_changed);
     gsnap_samp__adapt_free(s);
@@ -130,7 +131,7 @@ void gsnap_sampler_close(gsnap_sampler *s) {
 
 /* Common tail of both constructors: the cache image and freshness state. */
 static int finish_open(gsnap_sampler *s) {
-    int rc;
+    int rc, arc = GSNAP_NOTFOUND;
     uint64_t bound = 0;
     if ((rc = s->src->bound(s->src, &bound))) return rc;
     s->nbound = bound;
@@ -165,13 +166,15 @@ static int finish_open(gsnap_sampler *s) {
                                           (unsigned long long)(bound - 1), per * (double)bound / (1u << 30))
                        : rc;
         }
+        if ((rc = gsnap_samp__shared_open(s))) return rc; /* shared host tier (shared.c) */
         if (s->snap) {
             uint64_t gen = 0;
             if ((rc = gsnap_samp__persist_load(s, s->im, &gen))) return rc;
-        } else {
-            if ((rc = gsnap_samp__lazy_attach(s))) return rc; /* FCR / FSCR: lazy.c */
+        } else if (!s->shm || (arc = gsnap_samp__shared_attach(s, 0)) != 0) {
+            if ((rc = gsnap_samp__lazy_attach(s))) return rc; /* FCR / FSCR: lazy.c (not with a shared image) */
             if ((rc = gsnap_samp__image_build(s->im, s->src, &s->rp, 0))) return rc;
         }
+        if (!s->im->map && (rc = gsnap_samp__shared_sync(s, arc == GSNAP_ECORRUPT ? 2 : 1))) return rc;
         s->st.t_load += gsnap_now() - t0;
         if (!(s->touched = calloc(bound ? bound : 1, sizeof *s->touched))) return GSNAP_ENOMEM;
     }

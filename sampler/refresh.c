@@ -315,7 +315,8 @@ static int mark_changes(gsnap_sampler *s) {
 static int pipelined(const gsnap_sampler *s) {
     return s->o.period && s->im && !s->im->lazy && !s->snap && !s->changed_at &&
            !is_pscr(s->o.mode) &&
-           !s->ad; /* an adaptive gamma or core is chosen at the due batch */
+           !s->ad && /* an adaptive gamma or core is chosen at the due batch */
+           !s->shm;  /* shared images: the refresh runs in place, then is published */
 }
 
 int gsnap_sampler__before_batch(gsnap_sampler *s) {
@@ -352,8 +353,10 @@ int gsnap_sampler__before_batch(gsnap_sampler *s) {
         }
         if (!s->bg_running && (rc = bg_start(s, 1))) return rc;
     } else if (due && s->im && !is_pscr(s->o.mode) && !s->bg_running && !skip) {
-        if ((rc = gsnap_sampler_refresh(s))) return rc;
+        /* shared.c: another process's published generation replaces the refresh */
+        if (!gsnap_samp__shared_next(s) && (rc = gsnap_sampler_refresh(s))) return rc;
     }
+    if ((rc = gsnap_samp__shared_sync(s, 0))) return rc; /* map or publish a new generation */
     if ((rc = gsnap_samp__hot_build(s->im))) return rc;
     rc = s->src->begin(s->src, s->o.max_staleness >= 0 ? s->o.at_t : s->rp.at_t, s->version);
     if (rc == 0 && due) rc = gsnap_samp__core_update(s); /* core_dyn.c: run-time core */

@@ -178,6 +178,10 @@ struct gsnap_samp__image {
     const uint32_t *lz_adj;
     uint64_t lz_base;     /* with lz: the generation the u64 entries show (the serving
                              views are ahead of them, entry by entry) */
+    void *map;        /* shared.c: the arrays lie in this published image, mapped
+                         MAP_PRIVATE (writes are copied into the process's pages) */
+    size_t map_len;
+    uint64_t map_gen; /* generation of the mapped image */
 };
 
 /* Parameters a refresh needs (a copy: a background thread owns it). */
@@ -448,6 +452,7 @@ struct gsnap_sampler {
     unsigned ahead_n, ahead_next; /* slot[ahead_next..ahead_n) hold batches s->batch.. */
     size_t ahead_nseeds;          /* their seed count */
     struct gsnap_samp__adapt *ad; /* adaptive refresh / run-time core (policy.c), or NULL */
+    struct gsnap_samp__shared *shm; /* shared host tier (shared.c), NULL = off */
 };
 
 /* sampler.c / workers.c: producing batches ----------------------------------- */
@@ -490,6 +495,24 @@ static inline int gsnap_samp__is_shared(gsnap_sample_mode m) {
     return m == GSNAP_MODE_FCR_SC || m == GSNAP_MODE_PSCR_SC || m == GSNAP_MODE_FSCR_SC ||
            m == GSNAP_MODE_PCF_SC;
 }
+
+/* shared.c: the shared host tier (options.shared) ------------------------- */
+/* Set up s->shm (the image key, the directory) when opts ask for it. */
+int gsnap_samp__shared_open(gsnap_sampler *s);
+/* Map the published image of generation gen into s->im: 0, GSNAP_NOTFOUND
+ * or GSNAP_ECORRUPT (refused; counted in stats.shared_refused). */
+int gsnap_samp__shared_attach(gsnap_sampler *s, uint64_t gen);
+/* Between batches (and at open): map the published image of s->im's
+ * generation, or publish s->im and map it. A failure to publish leaves the
+ * private image (returns 0). */
+int gsnap_samp__shared_sync(gsnap_sampler *s, int at_open);
+/* Before a scheduled refresh (no snapshot, frozen FCR / FSCR / PCF): map
+ * the next generation if another process published it; 1 = done (counted
+ * as a refresh, without entry counts), 0 = refresh as usual. */
+int gsnap_samp__shared_next(gsnap_sampler *s);
+/* Unmap im's published image (its array pointers become NULL). */
+void gsnap_samp__shared_unmap(gsnap_samp__image *im);
+void gsnap_samp__shared_close(gsnap_sampler *s);
 
 /* open.c ------------------------------------------------------------------ */
 

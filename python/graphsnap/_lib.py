@@ -152,13 +152,16 @@ _SAMPLER_V4 = [("workers", c_uint),  # version 3
                ("policy", c_int), ("lambda", c_double * MAX_LAYERS), ("kappa", c_double),
                ("adapt_window", c_uint32), ("core_min", c_uint32),
                ("core_max_bytes", c_uint64)]
+_SAMPLER_V4_SHARED = [("shared", c_uint), ("shared_dir", c_char_p)]  # shared host tier
 
 
 class SamplerOptions(Structure):
-    """Version 4 layout (workers, then the adaptive-refresh block) when the
-    library has it; version 2 (features/labels) or 1 otherwise (the later
-    fields are then not read)."""
-    _fields_ = _SAMPLER_V1 + [("features", c_char_p), ("labels", c_char_p)] + _SAMPLER_V4
+    """Version 4 layout (workers, then the adaptive-refresh block, then the
+    shared host tier's shared/shared_dir) when the library has it; version 2
+    (features/labels) or 1 otherwise (the later fields are then not read; a
+    library without the shared tier does not read its two fields either)."""
+    _fields_ = (_SAMPLER_V1 + [("features", c_char_p), ("labels", c_char_p)] + _SAMPLER_V4
+                + _SAMPLER_V4_SHARED)
 
 
 class GammaChoice(Structure):
@@ -191,7 +194,10 @@ class SamplerStats(Structure):
                 ("t_gather", c_double),  # added with features (0 in older libraries)
                 ("snap_version", c_uint64),  # added with snapshot advance
                 ("snap_version_lag", c_uint64),
-                ("t_refresh_wait", c_double)]  # last: added with the sampler hot path
+                ("t_refresh_wait", c_double),  # added with the sampler hot path
+                # shared host tier (issue 18; 0 in older libraries)
+                ("shared_attached", c_uint64), ("shared_published", c_uint64),
+                ("shared_refused", c_uint64), ("shared_bytes", c_uint64)]
 
 
 class Block(Structure):
@@ -304,6 +310,9 @@ if HAVE_ADAPT:
     _decl("gsnap_sampler_report", c_int, P, c_uint, c_double)
     _decl("gsnap_sampler_gamma_history", c_size_t, P, POINTER(GammaChoice), c_size_t)
     _decl("gsnap_sampler_adapt_stats_get", None, P, POINTER(AdaptStats))
+# The shared host tier (options version 4, after the adaptive block).
+HAVE_SHARED = HAVE_ADAPT and HAVE_GATHER and _decl("gsnap_sampler_shared_note", c_char_p, P,
+                                                    optional=True)
 if HAVE_ADVANCE:
     _decl("gsnap_snapshot_advance", c_int, P, c_char_p, POINTER(AdvanceOptions),
           POINTER(AdvanceReport))
@@ -318,4 +327,5 @@ libc.fopen.argtypes = [c_char_p, c_char_p]
 libc.fclose.restype = c_int
 libc.fclose.argtypes = [c_void_p]
 
-__all__ = ["lib", "LIBRARY_PATH", "HAVE_FEATURES", "HAVE_GATHER", "HAVE_ADVANCE", "HAVE_ADAPT"]
+__all__ = ["lib", "LIBRARY_PATH", "HAVE_FEATURES", "HAVE_GATHER", "HAVE_ADVANCE", "HAVE_ADAPT",
+           "HAVE_SHARED"]

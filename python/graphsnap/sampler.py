@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 import time
 from ctypes import byref, c_size_t, c_uint, c_uint64, c_void_p
@@ -388,6 +389,15 @@ class Sampler:
             core_max_bytes (0 = no bound). 0 = the static threshold core.
         keep: every batch a copy that owns its bytes (slower, no lifetime rule).
         stage, device: see above.
+        shared, shared_dir: the shared host tier (a library with options
+            version 4, graphsnap.HAVE_SHARED): the decoded cache image is
+            published read-only in shared_dir (None = $GSNAP_SHARED_DIR,
+            else /dev/shm) and mapped by every process serving the same
+            image (copy on write: what a mode writes stays private), so N
+            trainer processes on one graph hold about one image
+            (docs/sampler.md, "Shared host tier"). stats() counts
+            shared_attached / _published / _refused / _bytes; shared_note
+            says why a published image was refused.
 
     Raises:
         NotFoundError (no such snapshot or attribute table),
@@ -402,12 +412,15 @@ class Sampler:
                  version: Optional[int] = None, keep: bool = False, stage: bool = False,
                  device: int = -1, refresh_policy: str = "fixed",
                  lambdas: Optional[Sequence[float]] = None, kappa: float = 0.0,
-                 adapt_window: int = 0, core_min: int = 0, core_max_bytes: int = 0) -> None:
+                 adapt_window: int = 0, core_min: int = 0, core_max_bytes: int = 0,
+                 shared: bool = False, shared_dir: Optional[str] = None) -> None:
         f = [int(x) for x in fanouts]
         if not 1 <= len(f) <= _lib.MAX_LAYERS:
             raise ValueError(f"fanouts: 1..{_lib.MAX_LAYERS} layers, got {len(f)}")
         if (features or labels) and not _lib.HAVE_GATHER:
             raise NotSupportedError(-31913, "this libgraphsnap gathers no features/labels")
+        if shared and not _lib.HAVE_SHARED:
+            raise NotSupportedError(-31913, "this libgraphsnap has no shared host tier")
         o = _lib.SamplerOptions()
         o.version = _lib.SAMPLER_OPTIONS_VERSION
         m = ctypes.c_int()
@@ -426,6 +439,9 @@ class Sampler:
         o.features, o.labels = self._names
         self._adapt_options(o, len(f), refresh_policy, lambdas, kappa, adapt_window, core_min,
                             core_max_bytes)
+        if _lib.HAVE_SHARED:
+            self._shared_dir = os.fsencode(shared_dir) if shared_dir else None  # kept alive with o
+            o.shared, o.shared_dir = int(bool(shared)), self._shared_dir
         self._opts = o
         self.db = db
         self.fanouts = tuple(f)
@@ -625,6 +641,15 @@ class Sampler:
         st = _lib.out(_lib.SamplerStats)
         lib.gsnap_sampler_stats_get(self._handle(), byref(st))
         return {k: getattr(st, k) for k, _ in _lib.SamplerStats._fields_ if k != "layer"}
+
+    @property
+    def shared_note(self) -> Optional[str]:
+        """Why a published shared image was refused or could not be
+        published (None when nothing went wrong, or without shared)."""
+        if not _lib.HAVE_SHARED:
+            return None
+        r = lib.gsnap_sampler_shared_note(self._handle())
+        return r.decode(errors="replace") if r else None
 
     def close(self) -> None:
         """Close (invalidates the current batch). Idempotent."""

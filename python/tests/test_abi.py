@@ -41,14 +41,18 @@ if _lib.HAVE_ADVANCE:
 
 
 # Fields appended with features: absent (and never passed) in a library without them.
-NEWER = {_lib.SamplerOptions: ({"features", "labels"} | (set() if _lib.HAVE_ADAPT else {
-             f[0] for f in _lib._SAMPLER_V4}), _lib.HAVE_FEATURES),
-         _lib.SamplerStats: ({"t_gather"}, _lib.HAVE_GATHER)}
+NEWER = {_lib.SamplerOptions: [({"features", "labels"}, _lib.HAVE_FEATURES),
+                                ({f[0] for f in _lib._SAMPLER_V4}, _lib.HAVE_ADAPT),
+                                ({f[0] for f in _lib._SAMPLER_V4_SHARED}, _lib.HAVE_SHARED)],
+         _lib.SamplerStats: [({"t_gather"}, _lib.HAVE_GATHER)]}
 
 
 def fields(cls):
-    skip, have = NEWER.get(cls, (set(), True))
-    return [f for f in cls._fields_ if have or f[0] not in skip]
+    skip = set()
+    for names, have in NEWER.get(cls, []):
+        if not have:
+            skip |= names
+    return [f for f in cls._fields_ if f[0] not in skip]
 
 
 def test_struct_layouts_match_header(tmp_path):

@@ -93,5 +93,8 @@ int gsnap_feat__cat_get(gsnap_db *db, MDB_txn *txn, MDB_dbi cat, const char *nam
 /* Verify a raw catalog value (size, checksum, magic, format). */
 int gsnap_feat__cat_decode(gsnap_db *db, const char *name, const MDB_val *v,
                            struct gsnap_attr_cat *out);
+/* Open the catalog and row tables (create: make them). GSNAP_NOTFOUND when
+ * absent. */
+int gsnap_feat__open_tables(gsnap_db *db, int create, MDB_dbi *cat, MDB_dbi *rows);
 
 #endif

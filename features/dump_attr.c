@@ -66,20 +66,12 @@ static void dump_end(void *vs) {
     free(s);
 }
 
-static int dump_begin(gsnap_db *db, gsnap_read *rd, uint64_t from, uint64_t to, FILE *f, void **state) {
-    *state = NULL;
-    MDB_dbi cat, rows;
-    int rc = gsnap_store__table(db, GSNAP_ATTR_CAT_TABLE, 0, 0, &cat);
-    if (rc == 0) rc = gsnap_store__table(db, GSNAP_ATTR_ROW_TABLE, 0, 0, &rows);
-    if (rc == GSNAP_NOTFOUND) return 0; /* no attribute tables */
-    if (rc) return rc;
-    dump_state *s = calloc(1, sizeof *s);
-    if (!s) return GSNAP_ENOMEM;
-    *state = s;
-    MDB_txn *txn = gsnap_read__txn(rd);
+/* The 'attr' lines: one per catalogued table, in name order (the key
+ * order), each kept in s->tabs. */
+static int dump_catalog(gsnap_db *db, MDB_txn *txn, MDB_dbi cat, dump_state *s, FILE *f) {
     MDB_cursor *cur = NULL;
     MDB_val k, v;
-    int mrc;
+    int mrc, rc;
     size_t cap = 0;
     if ((rc = gsnap_store__mdb_err(db, mdb_cursor_open(txn, cat, &cur), "opening the attribute catalog")))
         return rc;
@@ -87,19 +79,14 @@ static int dump_begin(gsnap_db *db, gsnap_read *rd, uint64_t from, uint64_t to, 
         char name[64];
         struct gsnap_attr_cat e;
         if (k.mv_size < 1 || k.mv_size > GSNAP_ATTR_NAME_MAX) {
-            mdb_cursor_close(cur);
-            return gsnap_store__err(db, GSNAP_ECORRUPT, "attribute catalog: key of %zu bytes", k.mv_size);
+            rc = gsnap_store__err(db, GSNAP_ECORRUPT, "attribute catalog: key of %zu bytes", k.mv_size);
+            break;
         }
         memcpy(name, k.mv_data, k.mv_size);
         name[k.mv_size] = 0;
-        if ((rc = gsnap_feat__cat_decode(db, name, &v, &e))) {
-            mdb_cursor_close(cur);
-            return rc;
-        }
-        if (s->ntabs == cap && (rc = gsnap_vec_reserve((void **)&s->tabs, &cap, s->ntabs + 1, sizeof *s->tabs))) {
-            mdb_cursor_close(cur);
-            return rc;
-        }
+        if ((rc = gsnap_feat__cat_decode(db, name, &v, &e))) break;
+        if (s->ntabs == cap && (rc = gsnap_vec_reserve((void **)&s->tabs, &cap, s->ntabs + 1, sizeof *s->tabs)))
+            break;
         dtab *t = &s->tabs[s->ntabs++];
         memcpy(t->name, name, sizeof name);
         t->id = e.id;
@@ -109,12 +96,19 @@ static int dump_begin(gsnap_db *db, gsnap_read *rd, uint64_t from, uint64_t to, 
         fprintf(f, "attr %s %s %u\n", name, gsnap_dtype_name(t->dtype), e.dim);
     }
     mdb_cursor_close(cur);
-    cur = NULL;
+    if (rc) return rc;
     if (mrc != MDB_NOTFOUND) return gsnap_store__mdb_err(db, mrc, "reading the attribute catalog");
-    if (to < from) return 0;
-    /* Every row of versions from..to, checked against its checksum. */
+    return 0;
+}
+
+/* Every row of versions from..to into s->rows, checked against its
+ * checksum (key shape, table and row size for every row). */
+static int gather_rows(gsnap_db *db, MDB_txn *txn, MDB_dbi rows, dump_state *s, uint64_t from, uint64_t to) {
+    MDB_cursor *cur = NULL;
+    MDB_val k, v;
+    int mrc, rc;
+    size_t cap = 0;
     if ((rc = gsnap_store__mdb_err(db, mdb_cursor_open(txn, rows, &cur), "opening attribute rows"))) return rc;
-    cap = 0;
     uint32_t last_id = 0;
     size_t ti = 0;
     for (mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
@@ -161,6 +155,23 @@ static int dump_begin(gsnap_db *db, gsnap_read *rd, uint64_t from, uint64_t to, 
     mdb_cursor_close(cur);
     if (rc) return rc;
     if (mrc != MDB_NOTFOUND) return gsnap_store__mdb_err(db, mrc, "reading attribute rows");
+    return 0;
+}
+
+static int dump_begin(gsnap_db *db, gsnap_read *rd, uint64_t from, uint64_t to, FILE *f, void **state) {
+    *state = NULL;
+    MDB_dbi cat, rows;
+    int rc = gsnap_store__table(db, GSNAP_ATTR_CAT_TABLE, 0, 0, &cat);
+    if (rc == 0) rc = gsnap_store__table(db, GSNAP_ATTR_ROW_TABLE, 0, 0, &rows);
+    if (rc == GSNAP_NOTFOUND) return 0; /* no attribute tables */
+    if (rc) return rc;
+    dump_state *s = calloc(1, sizeof *s);
+    if (!s) return GSNAP_ENOMEM;
+    *state = s;
+    MDB_txn *txn = gsnap_read__txn(rd);
+    if ((rc = dump_catalog(db, txn, cat, s, f))) return rc;
+    if (to < from) return 0;
+    if ((rc = gather_rows(db, txn, rows, s, from, to))) return rc;
     if (s->nrows) qsort(s->rows, s->nrows, sizeof *s->rows, cmp_drow);
     return 0;
 }

@@ -228,31 +228,6 @@ static void load_end(void *vs) {
     free(s);
 }
 
-/* Strict decimal u64 (no sign, no overflow); *pp advanced. */
-static int dec_u64(const char **pp, uint64_t *out) {
-    const char *p = *pp;
-    uint64_t v = 0;
-    if (*p < '0' || *p > '9') return -1;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        unsigned d = (unsigned)(*p - '0');
-        if (v > (UINT64_MAX - d) / 10) return -1;
-        v = v * 10 + d;
-    }
-    *pp = p;
-    *out = v;
-    return 0;
-}
-
-static int dec_i64(const char **pp, int64_t *out) {
-    int neg = **pp == '-';
-    uint64_t mag;
-    if (neg) (*pp)++;
-    if (dec_u64(pp, &mag)) return -1;
-    if (neg ? mag > (uint64_t)INT64_MAX + 1 : mag > (uint64_t)INT64_MAX) return -1;
-    *out = neg ? (int64_t)(0 - mag) : (int64_t)mag;
-    return 0;
-}
-
 /* One word (up to a space or the end) into out (cap bytes). */
 static int word(const char **pp, char *out, size_t cap) {
     const char *p = *pp;
@@ -284,7 +259,7 @@ static int load_attr_line(gsnap_db *db, load_state *s, gsnap_batch *b, const cha
     gsnap_dtype dtype;
     if (b) return PERR("%s:%llu: 'attr' line after the first version (table definitions come first)", name, ln);
     if (word(&p, tname, sizeof tname) || *p++ != ' ' || word(&p, dt, sizeof dt) || *p++ != ' ' ||
-        dec_u64(&p, &dim) || *p)
+        gsnap_dec_u64(&p, &dim) || *p)
         return PERR("%s:%llu: bad 'attr' line (expected 'attr NAME DTYPE DIM')", name, ln);
     if (!gsnap_feat__name_ok(tname))
         return PERR("%s:%llu: bad attribute table name '%s' (1..63 of [A-Za-z0-9_.-])", name, ln, tname);
@@ -320,8 +295,8 @@ static int load_row_line(gsnap_db *db, load_state *s, gsnap_batch *b, const char
     char tname[64];
     uint64_t node;
     int64_t t;
-    if (word(&p, tname, sizeof tname) || *p++ != ' ' || dec_u64(&p, &node) || *p++ != ' ' || dec_i64(&p, &t) ||
-        *p++ != ' ')
+    if (word(&p, tname, sizeof tname) || *p++ != ' ' || gsnap_dec_u64(&p, &node) || *p++ != ' ' ||
+        gsnap_dec_i64(&p, &t) || *p++ != ' ')
         return PERR("%s:%llu: bad attribute row (expected 'r TABLE NODE T HEX,HEX,...')", name, ln);
     if (!b) return PERR("%s:%llu: attribute row before any 'v' line", name, ln);
     ltab *tab = NULL;

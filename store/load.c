@@ -34,31 +34,11 @@ static int unescape(const char *s, char *out, size_t cap) {
     return 0;
 }
 
-/* Strict decimal fields separated by single spaces: "u64 u64 i64" and the
- * end of the line. Returns 0 or -1 (no sign on u64, no overflow). */
-static int parse_u64(const char **pp, uint64_t *out) {
-    const char *p = *pp;
-    uint64_t v = 0;
-    if (*p < '0' || *p > '9') return -1;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        unsigned d = (unsigned)(*p - '0');
-        if (v > (UINT64_MAX - d) / 10) return -1;
-        v = v * 10 + d;
-    }
-    *pp = p;
-    *out = v;
-    return 0;
-}
-
+/* "SRC DST T": u64, u64, i64, single spaces, then the end of the line.
+ * Returns 0 or -1. */
 static int parse_event(const char *p, uint64_t *s, uint64_t *d, int64_t *t) {
-    uint64_t mag;
-    int neg = 0;
-    if (parse_u64(&p, s) || *p++ != ' ' || parse_u64(&p, d) || *p++ != ' ') return -1;
-    if (*p == '-') { neg = 1; p++; }
-    if (parse_u64(&p, &mag) || *p) return -1;
-    if (neg ? mag > (uint64_t)INT64_MAX + 1 : mag > (uint64_t)INT64_MAX) return -1;
-    *t = neg ? (int64_t)(0 - mag) : (int64_t)mag;
-    return 0;
+    if (gsnap_dec_u64(&p, s) || *p++ != ' ' || gsnap_dec_u64(&p, d) || *p++ != ' ') return -1;
+    return gsnap_dec_i64(&p, t) || *p ? -1 : 0;
 }
 
 struct horizon_ctx { uint64_t horizon; int64_t horizon_t; };

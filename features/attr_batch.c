@@ -9,15 +9,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+int gsnap_feat__rows_reserve(gsnap_feat__rows *r, size_t more, size_t row_bytes, size_t first) {
+    if (r->n + more <= r->cap) return 0;
+    size_t nc = r->cap ? r->cap : first;
+    while (nc < r->n + more) nc *= 2;
+    uint64_t *nn = realloc(r->nodes, nc * sizeof *nn);
+    if (nn) r->nodes = nn;
+    int64_t *nt = realloc(r->t, nc * sizeof *nt);
+    if (nt) r->t = nt;
+    unsigned char *nv = realloc(r->vals, nc * row_bytes);
+    if (nv) r->vals = nv;
+    if (!nn || !nt || !nv) return GSNAP_ENOMEM;
+    r->cap = nc;
+    return 0;
+}
+
+void gsnap_feat__rows_free(gsnap_feat__rows *r) {
+    free(r->nodes);
+    free(r->t);
+    free(r->vals);
+    memset(r, 0, sizeof *r);
+}
+
 /* Rows buffered for one table. */
 typedef struct {
     char name[64];
     uint32_t id;
     uint32_t row_bytes;
-    uint64_t *nodes;
-    int64_t *t;
-    unsigned char *vals;
-    size_t n, cap;
+    gsnap_feat__rows buf;
 } pend_table;
 
 typedef struct {
@@ -30,11 +49,7 @@ typedef struct {
 static void pend_release(void *vs) {
     pend_state *s = vs;
     if (!s) return;
-    for (size_t i = 0; i < s->ntabs; i++) {
-        free(s->tabs[i].nodes);
-        free(s->tabs[i].t);
-        free(s->tabs[i].vals);
-    }
+    for (size_t i = 0; i < s->ntabs; i++) gsnap_feat__rows_free(&s->tabs[i].buf);
     free(s->tabs);
     free(s->order);
     free(s);
@@ -45,8 +60,8 @@ static _Thread_local const pend_table *tl_sort_tab;
 static int cmp_row(const void *a, const void *b) {
     const pend_table *p = tl_sort_tab;
     uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-    if (p->nodes[i] != p->nodes[j]) return p->nodes[i] < p->nodes[j] ? -1 : 1;
-    if (p->t[i] != p->t[j]) return p->t[i] < p->t[j] ? -1 : 1;
+    if (p->buf.nodes[i] != p->buf.nodes[j]) return p->buf.nodes[i] < p->buf.nodes[j] ? -1 : 1;
+    if (p->buf.t[i] != p->buf.t[j]) return p->buf.t[i] < p->buf.t[j] ? -1 : 1;
     return i < j ? -1 : i > j;
 }
 
@@ -57,23 +72,24 @@ static int write_table(gsnap_db *db, MDB_txn *txn, pend_state *s, pend_table *p,
     if (e.id != p->id || (size_t)e.dim * gsnap_dtype_size((gsnap_dtype)e.dtype) != p->row_bytes)
         return gsnap_store__err(db, GSNAP_ESTATE, "attribute table '%s' changed while the batch was open", p->name);
     uint32_t *ord = s->order;
-    for (size_t i = 0; i < p->n; i++) ord[i] = (uint32_t)i;
+    for (size_t i = 0; i < p->buf.n; i++) ord[i] = (uint32_t)i;
     tl_sort_tab = p;
-    qsort(ord, p->n, sizeof *ord, cmp_row);
+    qsort(ord, p->buf.n, sizeof *ord, cmp_row);
     MDB_cursor *cur = NULL;
     if ((rc = gsnap_store__mdb_err(db, mdb_cursor_open(txn, s->rows, &cur), "opening attribute rows")))
         return rc;
     uint64_t written = 0;
-    for (size_t k = 0; k < p->n && rc == 0; k++) {
+    for (size_t k = 0; k < p->buf.n && rc == 0; k++) {
         uint32_t i = ord[k];
         /* several updates of one (node, t): the last one wins */
-        if (k + 1 < p->n && p->nodes[ord[k + 1]] == p->nodes[i] && p->t[ord[k + 1]] == p->t[i]) continue;
+        if (k + 1 < p->buf.n && p->buf.nodes[ord[k + 1]] == p->buf.nodes[i] && p->buf.t[ord[k + 1]] == p->buf.t[i])
+            continue;
         unsigned char key[GSNAP_ATTR_KEY];
-        gsnap_feat__key(key, p->id, p->nodes[i], p->t[i], version);
+        gsnap_feat__key(key, p->id, p->buf.nodes[i], p->buf.t[i], version);
         MDB_val kv = {GSNAP_ATTR_KEY, key}, vv = {(size_t)p->row_bytes + 8, NULL};
         rc = gsnap_store__mdb_err(db, mdb_cursor_put(cur, &kv, &vv, MDB_RESERVE), "writing attribute rows");
         if (rc) break;
-        const unsigned char *row = p->vals + (size_t)i * p->row_bytes;
+        const unsigned char *row = p->buf.vals + (size_t)i * p->row_bytes;
         memcpy(vv.mv_data, row, p->row_bytes);
         uint64_t sum = gsnap_feat__row_sum(key, row, p->row_bytes);
         memcpy((unsigned char *)vv.mv_data + p->row_bytes, &sum, 8);
@@ -91,10 +107,10 @@ static int pend_commit(gsnap_db *db, MDB_txn *txn, uint64_t version, void *vs) {
     pend_state *s = vs;
     size_t maxn = 0;
     for (size_t i = 0; i < s->ntabs; i++)
-        if (s->tabs[i].n > maxn) maxn = s->tabs[i].n;
+        if (s->tabs[i].buf.n > maxn) maxn = s->tabs[i].buf.n;
     if (!s->order && maxn && !(s->order = malloc(maxn * sizeof *s->order))) return GSNAP_ENOMEM;
     for (size_t i = 0; i < s->ntabs; i++) {
-        if (s->tabs[i].n == 0) continue;
+        if (s->tabs[i].buf.n == 0) continue;
         int rc = write_table(db, txn, s, &s->tabs[i], version);
         if (rc) return rc;
     }
@@ -157,21 +173,14 @@ int gsnap_batch_set_attr(gsnap_batch *b, const char *name, const uint64_t *nodes
         p->id = e.id;
         p->row_bytes = (uint32_t)(e.dim * gsnap_dtype_size((gsnap_dtype)e.dtype));
     }
-    if (p->n + n > UINT32_MAX)
+    if (p->buf.n + n > UINT32_MAX)
         return gsnap_store__err(db, GSNAP_ERANGE, "set_attr '%s': more than 2^32 rows in one batch", name);
-    if (p->n + n > p->cap) {
-        size_t nc = p->cap ? p->cap : 1024;
-        while (nc < p->n + n) nc *= 2;
-        if (grow((void **)&p->nodes, 8, nc) || grow((void **)&p->t, 8, nc) ||
-            grow((void **)&p->vals, p->row_bytes, nc))
-            goto nomem;
-        p->cap = nc;
-    }
-    memcpy(p->nodes + p->n, nodes, n * 8);
-    if (t) memcpy(p->t + p->n, t, n * 8);
-    else memset(p->t + p->n, 0, n * 8);
-    memcpy(p->vals + p->n * p->row_bytes, values, n * p->row_bytes);
-    p->n += n;
+    if (gsnap_feat__rows_reserve(&p->buf, n, p->row_bytes, 1024)) goto nomem;
+    memcpy(p->buf.nodes + p->buf.n, nodes, n * 8);
+    if (t) memcpy(p->buf.t + p->buf.n, t, n * 8);
+    else memset(p->buf.t + p->buf.n, 0, n * 8);
+    memcpy(p->buf.vals + p->buf.n * p->row_bytes, values, n * p->row_bytes);
+    p->buf.n += n;
     return 0;
 nomem:
     gsnap_batch__fail(b);

@@ -205,10 +205,7 @@ typedef struct {
     gsnap_dtype dtype;
     uint32_t dim;
     size_t esize, rb;
-    uint64_t *nodes;
-    int64_t *t;
-    unsigned char *vals;
-    size_t n, cap;
+    gsnap_feat__rows buf;
 } ltab;
 
 typedef struct {
@@ -219,11 +216,7 @@ typedef struct {
 static void load_end(void *vs) {
     load_state *s = vs;
     if (!s) return;
-    for (size_t i = 0; i < s->ntabs; i++) {
-        free(s->tabs[i].nodes);
-        free(s->tabs[i].t);
-        free(s->tabs[i].vals);
-    }
+    for (size_t i = 0; i < s->ntabs; i++) gsnap_feat__rows_free(&s->tabs[i].buf);
     free(s->tabs);
     free(s);
 }
@@ -306,18 +299,8 @@ static int load_row_line(gsnap_db *db, load_state *s, gsnap_batch *b, const char
     if (t == GSNAP_TIME_MAX)
         return PERR("%s:%llu: attribute row of node %llu: time %lld is reserved for \"now\"", name, ln,
                     (unsigned long long)node, (long long)t);
-    if (tab->n == tab->cap) {
-        size_t nc = tab->cap ? tab->cap * 2 : 64;
-        uint64_t *nn = realloc(tab->nodes, nc * sizeof *nn);
-        if (nn) tab->nodes = nn;
-        int64_t *nt = realloc(tab->t, nc * sizeof *nt);
-        if (nt) tab->t = nt;
-        unsigned char *nv = realloc(tab->vals, nc * tab->rb);
-        if (nv) tab->vals = nv;
-        if (!nn || !nt || !nv) return GSNAP_ENOMEM;
-        tab->cap = nc;
-    }
-    unsigned char *dst = tab->vals + tab->n * tab->rb;
+    if (gsnap_feat__rows_reserve(&tab->buf, 1, tab->rb, 64)) return GSNAP_ENOMEM;
+    unsigned char *dst = tab->buf.vals + tab->buf.n * tab->rb;
     int w = (int)tab->esize * 2;
     for (uint32_t j = 0; j < tab->dim; j++) {
         uint64_t bits = 0;
@@ -335,9 +318,9 @@ static int load_row_line(gsnap_db *db, load_state *s, gsnap_batch *b, const char
         p++;
         for (size_t k = 0; k < tab->esize; k++, bits >>= 8) dst[(size_t)j * tab->esize + k] = (unsigned char)bits;
     }
-    tab->nodes[tab->n] = node;
-    tab->t[tab->n] = t;
-    tab->n++;
+    tab->buf.nodes[tab->buf.n] = node;
+    tab->buf.t[tab->buf.n] = t;
+    tab->buf.n++;
     return 0;
 }
 
@@ -362,9 +345,9 @@ static int load_commit(gsnap_db *db, void *vs, gsnap_batch *b) {
     (void)db;
     for (size_t i = 0; s && i < s->ntabs; i++) {
         ltab *t = &s->tabs[i];
-        if (!t->n) continue;
-        int rc = gsnap_batch_set_attr(b, t->name, t->nodes, t->t, t->vals, t->n);
-        t->n = 0;
+        if (!t->buf.n) continue;
+        int rc = gsnap_batch_set_attr(b, t->name, t->buf.nodes, t->buf.t, t->buf.vals, t->buf.n);
+        t->buf.n = 0;
         if (rc) return rc;
     }
     return 0;

@@ -14,23 +14,6 @@ static int map_get(gsnap_tsampler *ts, uint64_t node, gsnap_ts__node **out);
 
 /* ---- node map -------------------------------------------------------------- */
 
-static size_t hslot(uint64_t k, size_t mask) {
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    return (size_t)k & mask;
-}
-
-const gsnap_ts__node *gsnap_ts__find(const gsnap_tsampler *ts, uint64_t node) {
-    if (ts->dense) return node < ts->nnodes ? &ts->nodes[node] : NULL;
-    if (!ts->mcap) return NULL;
-    size_t mask = ts->mcap - 1;
-    for (size_t i = hslot(node, mask);; i = (i + 1) & mask) {
-        if (ts->vals[i] == UINT32_MAX) return NULL;
-        if (ts->keys[i] == node) return &ts->nodes[ts->vals[i]];
-    }
-}
-
 static int map_grow(gsnap_tsampler *ts) {
     size_t nc = ts->mcap ? ts->mcap * 2 : 1024;
     uint64_t *k = malloc(nc * sizeof *k);
@@ -40,7 +23,7 @@ static int map_grow(gsnap_tsampler *ts) {
     size_t mask = nc - 1;
     for (size_t i = 0; i < ts->mcap; i++) {
         if (ts->vals[i] == UINT32_MAX) continue;
-        size_t j = hslot(ts->keys[i], mask);
+        size_t j = gsnap_ts__hslot(ts->keys[i], mask);
         while (v[j] != UINT32_MAX) j = (j + 1) & mask;
         k[j] = ts->keys[i];
         v[j] = ts->vals[i];
@@ -104,7 +87,7 @@ static int map_get(gsnap_tsampler *ts, uint64_t node, gsnap_ts__node **out) {
         int rc = map_grow(ts);
         if (rc) return rc;
     }
-    size_t mask = ts->mcap - 1, i = hslot(node, mask);
+    size_t mask = ts->mcap - 1, i = gsnap_ts__hslot(node, mask);
     while (ts->vals[i] != UINT32_MAX) {
         if (ts->keys[i] == node) { *out = &ts->nodes[ts->vals[i]]; return 0; }
         i = (i + 1) & mask;

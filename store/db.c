@@ -7,7 +7,6 @@
 #include "store/store_int.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>

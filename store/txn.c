@@ -16,16 +16,12 @@
 
 #include <errno.h>
 #include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <unistd.h>
 
 static _Thread_local int tls_views; /* read views held by this thread */
 static _Thread_local int tls_map_full; /* an LMDB call in this thread hit MDB_MAP_FULL */

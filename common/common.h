@@ -1,7 +1,7 @@
 /*
  * common/common.h -- the base layer every library module may include:
- * error messages, clocks, growable arrays, fixed-width byte codecs and the
- * problem reporter used by every `check`. It depends on nothing but
+ * error messages, clocks, growable arrays, fixed-width byte codecs, strict
+ * decimal fields and the problem reporter used by every `check`. It depends on nothing but
  * graphsnap.h and the C library. Not installed, not public.
  */
 #ifndef GSNAP_COMMON_H
@@ -81,6 +81,15 @@ static inline void gsnap_put_le64(unsigned char *p, uint64_t v) { memcpy(p, &v, 
 static inline void gsnap_put_le32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
 static inline uint64_t gsnap_get_le64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 static inline uint32_t gsnap_get_le32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+
+/* ---- strict decimal fields (common/decimal.c) ---------------------------- */
+
+/** A decimal u64 at *pp: digits only (no sign, no blanks), no overflow.
+ *  0 and *pp past the digits, or -1 (*pp and *out untouched). */
+int gsnap_dec_u64(const char **pp, uint64_t *out);
+/** The same with an optional '-' and the int64_t range; on -1, *pp may have
+ *  passed the sign. */
+int gsnap_dec_i64(const char **pp, int64_t *out);
 
 /* ---- problem reporting for `check` (common/problem.c) -------------------- */
 

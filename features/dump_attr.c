@@ -66,20 +66,12 @@ static void dump_end(void *vs) {
     free(s);
 }
 
-static int dump_begin(gsnap_db *db, gsnap_read *rd, uint64_t from, uint64_t to, FILE *f, void **state) {
-    *state = NULL;
-    MDB_dbi cat, rows;
-    int rc = gsnap_store__table(db, GSNAP_ATTR_CAT_TABLE, 0, 0, &cat);
-    if (rc == 0) rc = gsnap_store__table(db, GSNAP_ATTR_ROW_TABLE, 0, 0, &rows);
-    if (rc == GSNAP_NOTFOUND) return 0; /* no attribute tables */
-    if (rc) return rc;
-    dump_state *s = calloc(1, sizeof *s);
-    if (!s) return GSNAP_ENOMEM;
-    *state = s;
-    MDB_txn *txn = gsnap_read__txn(rd);
+/* The 'attr' lines: one per catalogued table, in name order (the key
+ * order), each kept in s->tabs. */
+static int dump_catalog(gsnap_db *db, MDB_txn *txn, MDB_dbi cat, dump_state *s, FILE *f) {
     MDB_cursor *cur = NULL;
     MDB_val k, v;
-    int mrc;
+    int mrc, rc;
     size_t cap = 0;
     if ((rc = gsnap_store__mdb_err(db, mdb_cursor_open(txn, cat, &cur), "opening the attribute catalog")))
         return rc;
@@ -87,19 +79,14 @@ static int dump_begin(gsnap_db *db, gsnap_read *rd, uint64_t from, uint64_t to, 
         char name[64];
         struct gsnap_attr_cat e;
         if (k.mv_size < 1 || k.mv_size > GSNAP_ATTR_NAME_MAX) {
-            mdb_cursor_close(cur);
-            return gsnap_store__err(db, GSNAP_ECORRUPT, "attribute catalog: key of %zu bytes", k.mv_size);
+            rc = gsnap_store__err(db, GSNAP_ECORRUPT, "attribute catalog: key of %zu bytes", k.mv_size);
+            break;
         }
         memcpy(name, k.mv_data, k.mv_size);
         name[k.mv_size] = 0;
-        if ((rc = gsnap_feat__cat_decode(db, name, &v, &e))) {
-            mdb_cursor_close(cur);
-            return rc;
-        }
-        if (s->ntabs == cap && (rc = gsnap_vec_reserve((void **)&s->tabs, &cap, s->ntabs + 1, sizeof *s->tabs))) {
-            mdb_cursor_close(cur);
-            return rc;
-        }
+        if ((rc = gsnap_feat__cat_decode(db, name, &v, &e))) break;
+        if (s->ntabs == cap && (rc = gsnap_vec_reserve((void **)&s->tabs, &cap, s->ntabs + 1, sizeof *s->tabs)))
+            break;
         dtab *t = &s->tabs[s->ntabs++];
         memcpy(t->name, name, sizeof name);
         t->id = e.id;
@@ -109,12 +96,19 @@ static int dump_begin(gsnap_db *db, gsnap_read *rd, uint64_t from, uint64_t to, 
         fprintf(f, "attr %s %s %u\n", name, gsnap_dtype_name(t->dtype), e.dim);
     }
     mdb_cursor_close(cur);
-    cur = NULL;
+    if (rc) return rc;
     if (mrc != MDB_NOTFOUND) return gsnap_store__mdb_err(db, mrc, "reading the attribute catalog");
-    if (to < from) return 0;
-    /* Every row of versions from..to, checked against its checksum. */
+    return 0;
+}
+
+/* Every row of versions from..to into s->rows, checked against its
+ * checksum (key shape, table and row size for every row). */
+static int gather_rows(gsnap_db *db, MDB_txn *txn, MDB_dbi rows, dump_state *s, uint64_t from, uint64_t to) {
+    MDB_cursor *cur = NULL;
+    MDB_val k, v;
+    int mrc, rc;
+    size_t cap = 0;
     if ((rc = gsnap_store__mdb_err(db, mdb_cursor_open(txn, rows, &cur), "opening attribute rows"))) return rc;
-    cap = 0;
     uint32_t last_id = 0;
     size_t ti = 0;
     for (mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
@@ -161,6 +155,23 @@ static int dump_begin(gsnap_db *db, gsnap_read *rd, uint64_t from, uint64_t to, 
     mdb_cursor_close(cur);
     if (rc) return rc;
     if (mrc != MDB_NOTFOUND) return gsnap_store__mdb_err(db, mrc, "reading attribute rows");
+    return 0;
+}
+
+static int dump_begin(gsnap_db *db, gsnap_read *rd, uint64_t from, uint64_t to, FILE *f, void **state) {
+    *state = NULL;
+    MDB_dbi cat, rows;
+    int rc = gsnap_store__table(db, GSNAP_ATTR_CAT_TABLE, 0, 0, &cat);
+    if (rc == 0) rc = gsnap_store__table(db, GSNAP_ATTR_ROW_TABLE, 0, 0, &rows);
+    if (rc == GSNAP_NOTFOUND) return 0; /* no attribute tables */
+    if (rc) return rc;
+    dump_state *s = calloc(1, sizeof *s);
+    if (!s) return GSNAP_ENOMEM;
+    *state = s;
+    MDB_txn *txn = gsnap_read__txn(rd);
+    if ((rc = dump_catalog(db, txn, cat, s, f))) return rc;
+    if (to < from) return 0;
+    if ((rc = gather_rows(db, txn, rows, s, from, to))) return rc;
     if (s->nrows) qsort(s->rows, s->nrows, sizeof *s->rows, cmp_drow);
     return 0;
 }
@@ -194,10 +205,7 @@ typedef struct {
     gsnap_dtype dtype;
     uint32_t dim;
     size_t esize, rb;
-    uint64_t *nodes;
-    int64_t *t;
-    unsigned char *vals;
-    size_t n, cap;
+    gsnap_feat__rows buf;
 } ltab;
 
 typedef struct {
@@ -208,38 +216,9 @@ typedef struct {
 static void load_end(void *vs) {
     load_state *s = vs;
     if (!s) return;
-    for (size_t i = 0; i < s->ntabs; i++) {
-        free(s->tabs[i].nodes);
-        free(s->tabs[i].t);
-        free(s->tabs[i].vals);
-    }
+    for (size_t i = 0; i < s->ntabs; i++) gsnap_feat__rows_free(&s->tabs[i].buf);
     free(s->tabs);
     free(s);
-}
-
-/* Strict decimal u64 (no sign, no overflow); *pp advanced. */
-static int dec_u64(const char **pp, uint64_t *out) {
-    const char *p = *pp;
-    uint64_t v = 0;
-    if (*p < '0' || *p > '9') return -1;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        unsigned d = (unsigned)(*p - '0');
-        if (v > (UINT64_MAX - d) / 10) return -1;
-        v = v * 10 + d;
-    }
-    *pp = p;
-    *out = v;
-    return 0;
-}
-
-static int dec_i64(const char **pp, int64_t *out) {
-    int neg = **pp == '-';
-    uint64_t mag;
-    if (neg) (*pp)++;
-    if (dec_u64(pp, &mag)) return -1;
-    if (neg ? mag > (uint64_t)INT64_MAX + 1 : mag > (uint64_t)INT64_MAX) return -1;
-    *out = neg ? (int64_t)(0 - mag) : (int64_t)mag;
-    return 0;
 }
 
 /* One word (up to a space or the end) into out (cap bytes). */
@@ -273,7 +252,7 @@ static int load_attr_line(gsnap_db *db, load_state *s, gsnap_batch *b, const cha
     gsnap_dtype dtype;
     if (b) return PERR("%s:%llu: 'attr' line after the first version (table definitions come first)", name, ln);
     if (word(&p, tname, sizeof tname) || *p++ != ' ' || word(&p, dt, sizeof dt) || *p++ != ' ' ||
-        dec_u64(&p, &dim) || *p)
+        gsnap_dec_u64(&p, &dim) || *p)
         return PERR("%s:%llu: bad 'attr' line (expected 'attr NAME DTYPE DIM')", name, ln);
     if (!gsnap_feat__name_ok(tname))
         return PERR("%s:%llu: bad attribute table name '%s' (1..63 of [A-Za-z0-9_.-])", name, ln, tname);
@@ -309,8 +288,8 @@ static int load_row_line(gsnap_db *db, load_state *s, gsnap_batch *b, const char
     char tname[64];
     uint64_t node;
     int64_t t;
-    if (word(&p, tname, sizeof tname) || *p++ != ' ' || dec_u64(&p, &node) || *p++ != ' ' || dec_i64(&p, &t) ||
-        *p++ != ' ')
+    if (word(&p, tname, sizeof tname) || *p++ != ' ' || gsnap_dec_u64(&p, &node) || *p++ != ' ' ||
+        gsnap_dec_i64(&p, &t) || *p++ != ' ')
         return PERR("%s:%llu: bad attribute row (expected 'r TABLE NODE T HEX,HEX,...')", name, ln);
     if (!b) return PERR("%s:%llu: attribute row before any 'v' line", name, ln);
     ltab *tab = NULL;
@@ -320,18 +299,8 @@ static int load_row_line(gsnap_db *db, load_state *s, gsnap_batch *b, const char
     if (t == GSNAP_TIME_MAX)
         return PERR("%s:%llu: attribute row of node %llu: time %lld is reserved for \"now\"", name, ln,
                     (unsigned long long)node, (long long)t);
-    if (tab->n == tab->cap) {
-        size_t nc = tab->cap ? tab->cap * 2 : 64;
-        uint64_t *nn = realloc(tab->nodes, nc * sizeof *nn);
-        if (nn) tab->nodes = nn;
-        int64_t *nt = realloc(tab->t, nc * sizeof *nt);
-        if (nt) tab->t = nt;
-        unsigned char *nv = realloc(tab->vals, nc * tab->rb);
-        if (nv) tab->vals = nv;
-        if (!nn || !nt || !nv) return GSNAP_ENOMEM;
-        tab->cap = nc;
-    }
-    unsigned char *dst = tab->vals + tab->n * tab->rb;
+    if (gsnap_feat__rows_reserve(&tab->buf, 1, tab->rb, 64)) return GSNAP_ENOMEM;
+    unsigned char *dst = tab->buf.vals + tab->buf.n * tab->rb;
     int w = (int)tab->esize * 2;
     for (uint32_t j = 0; j < tab->dim; j++) {
         uint64_t bits = 0;
@@ -349,9 +318,9 @@ static int load_row_line(gsnap_db *db, load_state *s, gsnap_batch *b, const char
         p++;
         for (size_t k = 0; k < tab->esize; k++, bits >>= 8) dst[(size_t)j * tab->esize + k] = (unsigned char)bits;
     }
-    tab->nodes[tab->n] = node;
-    tab->t[tab->n] = t;
-    tab->n++;
+    tab->buf.nodes[tab->buf.n] = node;
+    tab->buf.t[tab->buf.n] = t;
+    tab->buf.n++;
     return 0;
 }
 
@@ -376,9 +345,9 @@ static int load_commit(gsnap_db *db, void *vs, gsnap_batch *b) {
     (void)db;
     for (size_t i = 0; s && i < s->ntabs; i++) {
         ltab *t = &s->tabs[i];
-        if (!t->n) continue;
-        int rc = gsnap_batch_set_attr(b, t->name, t->nodes, t->t, t->vals, t->n);
-        t->n = 0;
+        if (!t->buf.n) continue;
+        int rc = gsnap_batch_set_attr(b, t->name, t->buf.nodes, t->buf.t, t->buf.vals, t->buf.n);
+        t->buf.n = 0;
         if (rc) return rc;
     }
     return 0;

@@ -93,5 +93,22 @@ int gsnap_feat__cat_get(gsnap_db *db, MDB_txn *txn, MDB_dbi cat, const char *nam
 /* Verify a raw catalog value (size, checksum, magic, format). */
 int gsnap_feat__cat_decode(gsnap_db *db, const char *name, const MDB_val *v,
                            struct gsnap_attr_cat *out);
+/* Rows gathered for one attribute table before they are written (a batch's
+ * set_attr calls, a load's 'r' lines): nodes, times, values of row_bytes
+ * each; n of cap. */
+typedef struct {
+    uint64_t *nodes;
+    int64_t *t;
+    unsigned char *vals;
+    size_t n, cap;
+} gsnap_feat__rows;
+/* Room for `more` rows past n: cap doubles from `first` (or from cap) until
+ * they fit. GSNAP_ENOMEM leaves the rows as they were. */
+int gsnap_feat__rows_reserve(gsnap_feat__rows *r, size_t more, size_t row_bytes, size_t first);
+void gsnap_feat__rows_free(gsnap_feat__rows *r);
+
+/* Open the catalog and row tables (create: make them). GSNAP_NOTFOUND when
+ * absent. */
+int gsnap_feat__open_tables(gsnap_db *db, int create, MDB_dbi *cat, MDB_dbi *rows);
 
 #endif

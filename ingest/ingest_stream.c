@@ -65,10 +65,35 @@ static int end_of_input(gsnap_db *db, FILE *fp, const char *name, gsnap_batch **
     return GSNAP_OK;
 }
 
+/* The first edge line fails to parse: if it starts with a letter (after
+ * blanks), append to its message that it looks like a header row. */
+static void hint_header_row(const char *lp, size_t n, char *perrbuf, size_t size) {
+    size_t k = 0;
+    while (k < n && (lp[k] == ' ' || lp[k] == '\t')) k++;
+    if (k < n && ((lp[k] >= 'A' && lp[k] <= 'Z') || (lp[k] >= 'a' && lp[k] <= 'z'))) {
+        size_t l = strlen(perrbuf);
+        snprintf(perrbuf + l, size - l, " (this looks like a header row: remove it or "
+                 "start it with '#')");
+    }
+}
+
+/* The input and the options in force (the defaults for NULL), or
+ * GSNAP_EINVAL with a message. */
+static int ingest_args(gsnap_db *db, FILE *fp, const gsnap_ingest_options **opts) {
+    static const gsnap_ingest_options defaults = GSNAP_INGEST_OPTIONS_INIT;
+    if (!fp)
+        return gsnap_store__err(db, GSNAP_EINVAL, "gsnap_ingest_text: fp is NULL");
+    if (!*opts)
+        *opts = &defaults;
+    if ((*opts)->version != GSNAP_INGEST_OPTIONS_VERSION)
+        return gsnap_store__err(db, GSNAP_EINVAL, "gsnap_ingest_text: options version %u not supported",
+                                (*opts)->version);
+    return GSNAP_OK;
+}
+
 int gsnap_ingest_text(gsnap_db *db, void *fpv, const char *name,
                       const gsnap_ingest_options *opts, gsnap_ingest_report *report)
 {
-    static const gsnap_ingest_options defaults = GSNAP_INGEST_OPTIONS_INIT;
     FILE *fp = fpv;
     gsnap_ingest_report rep;
     gsnap_batch *b = NULL;
@@ -83,17 +108,8 @@ int gsnap_ingest_text(gsnap_db *db, void *fpv, const char *name,
     first_bad[0] = '\0';
     if (!db)
         return GSNAP_EINVAL;
-    if (!fp) {
-        rc = gsnap_store__err(db, GSNAP_EINVAL, "gsnap_ingest_text: fp is NULL");
+    if ((rc = ingest_args(db, fp, &opts)) != GSNAP_OK)
         goto done;
-    }
-    if (!opts)
-        opts = &defaults;
-    if (opts->version != GSNAP_INGEST_OPTIONS_VERSION) {
-        rc = gsnap_store__err(db, GSNAP_EINVAL, "gsnap_ingest_text: options version %u not supported",
-                              opts->version);
-        goto done;
-    }
     if (!name)
         name = "-";
     batch_edges = opts->batch_edges ? opts->batch_edges : 100000;
@@ -112,28 +128,20 @@ int gsnap_ingest_text(gsnap_db *db, void *fpv, const char *name,
                                     perrbuf, sizeof perrbuf);
         if (prc == GSNAP_NOTFOUND)
             continue;
-        if (prc != GSNAP_OK && rep.events == 0 && rep.bad_lines == 0 && (b == NULL || gsnap_batch_size(b) == 0)) {
-            /* the first edge line fails: a header row? say so */
-            size_t k = 0;
-            while (k < (size_t)n && (lp[k] == ' ' || lp[k] == '\t')) k++;
-            if (k < (size_t)n && ((lp[k] >= 'A' && lp[k] <= 'Z') || (lp[k] >= 'a' && lp[k] <= 'z'))) {
-                size_t l = strlen(perrbuf);
-                snprintf(perrbuf + l, sizeof perrbuf - l, " (this looks like a header row: remove it or "
-                         "start it with '#')");
-            }
-        }
         if (prc != GSNAP_OK) {
-            if (opts->skip_bad) {
-                if (rep.bad_lines++ == 0) {
-                    rep.first_bad_line = rep.lines;
-                    snprintf(first_bad, sizeof first_bad, "%s:%llu: %s", name,
-                             (unsigned long long)rep.lines, perrbuf);
-                }
-                continue;
+            if (rep.events == 0 && rep.bad_lines == 0 && (b == NULL || gsnap_batch_size(b) == 0))
+                hint_header_row(lp, (size_t)n, perrbuf, sizeof perrbuf); /* the first edge line */
+            if (!opts->skip_bad) {
+                rc = gsnap_store__err(db, GSNAP_EPARSE, "%s:%llu: %s", name,
+                                      (unsigned long long)rep.lines, perrbuf);
+                goto done;
             }
-            rc = gsnap_store__err(db, GSNAP_EPARSE, "%s:%llu: %s", name,
-                                  (unsigned long long)rep.lines, perrbuf);
-            goto done;
+            if (rep.bad_lines++ == 0) {
+                rep.first_bad_line = rep.lines;
+                snprintf(first_bad, sizeof first_bad, "%s:%llu: %s", name,
+                         (unsigned long long)rep.lines, perrbuf);
+            }
+            continue;
         }
         if (!b && (rc = gsnap_batch_begin(db, &b)) != GSNAP_OK)
             goto done;

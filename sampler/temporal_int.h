@@ -1,6 +1,6 @@
 /*
  * sampler/temporal_int.h -- private to the temporal sampler
- * (sampler/temporal.c, sampler/tblock.c, sampler/tstream.c) and its
+ * (sampler/temporal.c, tindex.c, tsample.c, tblock.c, tstream.c) and its
  * white-box tests.
  *
  * INVARIANTS
@@ -98,8 +98,43 @@ struct gsnap_tsampler {
     char err[256];
 };
 
-/* temporal.c: lookup (NULL when the node has no add event) */
-const gsnap_ts__node *gsnap_ts__find(const gsnap_tsampler *ts, uint64_t node);
+/* temporal.c: the detail message (ts->err, printf-style) and code; the same
+ * with the store's message for a failed store call `what` */
+int gsnap_ts__err(gsnap_tsampler *ts, int code, const char *fmt, ...)
+    GSNAP_PRINTF(3, 4);
+int gsnap_ts__store_err(gsnap_tsampler *ts, int code, const char *what);
+
+/* The node map's hash slot of node id k (mask: capacity - 1). */
+static inline size_t gsnap_ts__hslot(uint64_t k, size_t mask) {
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    return (size_t)k & mask;
+}
+
+/* Node lookup (NULL when the node has no add event). Inline: sampling calls
+ * it once or twice per root. */
+static inline const gsnap_ts__node *gsnap_ts__find(const gsnap_tsampler *ts, uint64_t node) {
+    if (ts->dense) return node < ts->nnodes ? &ts->nodes[node] : NULL;
+    if (!ts->mcap) return NULL;
+    size_t mask = ts->mcap - 1;
+    for (size_t i = gsnap_ts__hslot(node, mask);; i = (i + 1) & mask) {
+        if (ts->vals[i] == UINT32_MAX) return NULL;
+        if (ts->keys[i] == node) return &ts->nodes[ts->vals[i]];
+    }
+}
+
+/* tindex.c: the T-CSR.
+ * dense_grow: the dense node array to `bound` entries. build_node: the
+ * node's list rebuilt from all its raw events (build_cb: the same as a
+ * gsnap_store__scan_raw callback, ctx = ts). merge_node: the new versions'
+ * add-only events merged into the node's list. compact_pool: the lists
+ * copied into a fresh pool without the garbage. */
+int gsnap_ts__dense_grow(gsnap_tsampler *ts, uint64_t bound);
+int gsnap_ts__build_node(gsnap_tsampler *ts, uint64_t node, const gsnap_store_ev *ev, size_t n);
+int gsnap_ts__build_cb(void *ctx, uint64_t node, const gsnap_store_ev *ev, size_t n);
+int gsnap_ts__merge_node(gsnap_tsampler *ts, uint64_t node, const gsnap_store_ev *ev, size_t n);
+int gsnap_ts__compact_pool(gsnap_tsampler *ts);
 /* First index in [0, n) of a with a[i] > x (a sorted ascending); n when
  * none. Branch-free halving (a conditional move per step): the comparisons
  * of a binary search over times are unpredictable. */

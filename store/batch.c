@@ -228,10 +228,58 @@ static int put_changes(gsnap_db *db, MDB_txn *txn, uint64_t version, uint8_t dir
                                 "recording touched nodes");
 }
 
+/* The batch's one run (id run_id, records of both directions stamped with
+ * `version`) and its catalog entry. */
+static int write_run(gsnap_db *db, MDB_txn *txn, const struct commit_ctx *c, uint64_t version, uint64_t run_id) {
+    gsnap_run_writer w;
+    int rc;
+    if ((rc = gsnap_run__writer_init(&w, db, txn, run_id))) return rc;
+    uint64_t vbits = version << 1;
+    for (uint8_t dir = 0; dir < 2 && rc == 0; dir++) {
+        for (size_t i = 0; i < c->nrec[dir] && rc == 0; i++) {
+            gsnap_rec r = c->recs[dir][i];
+            r.vop |= vbits;
+            rc = gsnap_run__writer_add(&w, dir, &r);
+        }
+    }
+    if (rc == 0) rc = gsnap_run__writer_finish(&w);
+    uint64_t total = w.total;
+    int has_del = w.has_del;
+    gsnap_run__writer_free(&w);
+    if (rc) return rc;
+    struct gsnap_run_info info;
+    memset(&info, 0, sizeof info);
+    info.flags = has_del ? GSNAP_RUN_HAS_DELETES : 0;
+    info.nrec = total;
+    info.nchunks = w.chunk_no;
+    info.min_ver = info.max_ver = version;
+    info.nrec_dir[0] = w.nrec_dir[0];
+    info.nrec_dir[1] = w.nrec_dir[1];
+    unsigned char key[8];
+    gsnap_put_be64(key, run_id);
+    MDB_val k = {8, key}, v = {sizeof info, &info};
+    return gsnap_store__mdb_err(db, mdb_put(txn, db->runs_dbi, &k, &v, MDB_APPEND), "writing run catalog");
+}
+
+/* The meta record's event counts, time range and node bound after the
+ * batch's events. */
+static void meta_add_events(struct gsnap_meta *m, const gsnap_batch *b) {
+    for (size_t i = 0; i < b->n; i++) {
+        const gsnap_event *e = &b->ev[i];
+        if (m->edge_records == 0 && i == 0) m->min_t = m->max_t = e->t;
+        if (e->t < m->min_t) m->min_t = e->t;
+        if (e->t > m->max_t) m->max_t = e->t;
+        uint64_t hi = e->src > e->dst ? e->src : e->dst;
+        if (hi != UINT64_MAX && hi + 1 > m->node_bound) m->node_bound = hi + 1;
+        if (hi == UINT64_MAX) m->node_bound = UINT64_MAX;
+        m->deletes += e->del;
+    }
+    m->edge_records += b->n;
+}
+
 static int commit_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
     struct commit_ctx *c = vctx;
     struct gsnap_meta m;
-    gsnap_run_writer w;
     int rc = gsnap_store__read_meta(db, txn, &m);
     if (rc) return rc;
     uint64_t version = m.version + 1, run_id = m.next_run++;
@@ -271,47 +319,11 @@ static int commit_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
         bmin = bmax = 0;
     }
     if ((rc = gsnap_vlog__put(db, txn, version, &b->src, adds, dels, bmin, bmax))) return rc;
-    if ((rc = gsnap_run__writer_init(&w, db, txn, run_id))) return rc;
-    uint64_t vbits = version << 1;
-    for (uint8_t dir = 0; dir < 2 && rc == 0; dir++) {
-        for (size_t i = 0; i < c->nrec[dir] && rc == 0; i++) {
-            gsnap_rec r = c->recs[dir][i];
-            r.vop |= vbits;
-            rc = gsnap_run__writer_add(&w, dir, &r);
-        }
-    }
-    if (rc == 0) rc = gsnap_run__writer_finish(&w);
-    uint64_t total = w.total;
-    int has_del = w.has_del;
-    gsnap_run__writer_free(&w);
-    if (rc) return rc;
-    struct gsnap_run_info info;
-    memset(&info, 0, sizeof info);
-    info.flags = has_del ? GSNAP_RUN_HAS_DELETES : 0;
-    info.nrec = total;
-    info.nchunks = w.chunk_no;
-    info.min_ver = info.max_ver = version;
-    info.nrec_dir[0] = w.nrec_dir[0];
-    info.nrec_dir[1] = w.nrec_dir[1];
-    unsigned char key[8];
-    gsnap_put_be64(key, run_id);
-    MDB_val k = {8, key}, v = {sizeof info, &info};
-    if ((rc = gsnap_store__mdb_err(db, mdb_put(txn, db->runs_dbi, &k, &v, MDB_APPEND), "writing run catalog")))
-        return rc;
+    if ((rc = write_run(db, txn, c, version, run_id))) return rc;
     for (uint8_t dir = 0; dir < 2; dir++)
         if (c->ntouched[dir] && (rc = put_changes(db, txn, version, dir, c->touched[dir], c->ntouched[dir])))
             return rc;
-    for (size_t i = 0; i < b->n; i++) {
-        const gsnap_event *e = &b->ev[i];
-        if (m.edge_records == 0 && i == 0) m.min_t = m.max_t = e->t;
-        if (e->t < m.min_t) m.min_t = e->t;
-        if (e->t > m.max_t) m.max_t = e->t;
-        uint64_t hi = e->src > e->dst ? e->src : e->dst;
-        if (hi != UINT64_MAX && hi + 1 > m.node_bound) m.node_bound = hi + 1;
-        if (hi == UINT64_MAX) m.node_bound = UINT64_MAX;
-        m.deletes += e->del;
-    }
-    m.edge_records += b->n;
+    meta_add_events(&m, b);
     m.version = version;
     c->version = version;
     if ((rc = gsnap_store__put_meta(db, txn, &m))) return rc;

@@ -240,6 +240,73 @@ int gsnap_db_check(gsnap_db *db, gsnap_problem_fn report, void *ctx, uint64_t *p
     return gsnap_db_check_ext(db, &o, problems);
 }
 
+/* The run catalog: damaged runs, version ranges, ids, overlaps. Returns
+ * the newest version any run holds. */
+static uint64_t check_run_catalog(const gsnap_read *rd, const struct gsnap_meta *m, gsnap_reporter *c) {
+    uint64_t maxv = 0;
+    size_t damaged = 0;
+    for (size_t i = 0; i < rd->nruns; i++)
+        if (rd->runs[i].info.flags & GSNAP_RUN_DAMAGED) {
+            damaged++;
+            problem(c, "run %llu (versions %llu..%llu): damaged, found by a merge; merges leave it alone",
+                    (unsigned long long)rd->runs[i].id, (unsigned long long)rd->runs[i].info.min_ver,
+                    (unsigned long long)rd->runs[i].info.max_ver);
+        }
+    for (size_t i = 0; i < rd->nruns; i++) {
+        const struct gsnap_run_info *ri = &rd->runs[i].info;
+        if (ri->min_ver > ri->max_ver || ri->min_ver == 0)
+            problem(c, "run %llu: bad version range %llu..%llu", (unsigned long long)rd->runs[i].id,
+                    (unsigned long long)ri->min_ver, (unsigned long long)ri->max_ver);
+        if (ri->max_ver > maxv) maxv = ri->max_ver;
+        if (rd->runs[i].id >= m->next_run)
+            problem(c, "run %llu: id not below next_run %llu", (unsigned long long)rd->runs[i].id,
+                    (unsigned long long)m->next_run);
+        for (size_t j = 0; j < i; j++) {
+            const struct gsnap_run_info *rj = &rd->runs[j].info;
+            /* merges around a damaged run make ranges that enclose it */
+            if (!damaged && !(ri->max_ver < rj->min_ver || rj->max_ver < ri->min_ver))
+                problem(c, "runs %llu and %llu: overlapping versions", (unsigned long long)rd->runs[j].id,
+                        (unsigned long long)rd->runs[i].id);
+        }
+    }
+    return maxv;
+}
+
+/* Versions are dense: each is in a run's range (damaged runs still cover
+ * theirs), or (a load of a folded dump) logged as a version without events.
+ * vempty: how many versions the log holds as empty. */
+static void check_version_gaps(gsnap_db *db, const gsnap_read *rd, const struct gsnap_meta *m, uint64_t vempty,
+                               gsnap_reporter *c) {
+    uint64_t gaps = 0, first_gap = 0;
+    /* Walk the ranges between runs, not every version: a damaged meta
+     * record can claim a version near 2^64. A stretch longer than the
+     * number of versions logged as empty must hold a gap, so it is
+     * counted without probing the log version by version. */
+    for (uint64_t v = 1; v <= m->version && v != 0; v++) { /* v wraps to 0 past 2^64-1 */
+        int in = 0;
+        uint64_t next = m->version + 1; /* first run start after v */
+        for (size_t i = 0; i < rd->nruns && !in; i++) {
+            const struct gsnap_run_info *ri = &rd->runs[i].info;
+            if (v >= ri->min_ver && v <= ri->max_ver) {
+                in = 1;
+                v = ri->max_ver; /* skip the run's range */
+            } else if (ri->min_ver > v && ri->min_ver < next) {
+                next = ri->min_ver;
+            }
+        }
+        if (in) continue;
+        if (next - v > vempty) {
+            if (gaps++ == 0) first_gap = v;
+            v = next - 1;
+            continue;
+        }
+        if (!gsnap_vlog__is_empty(db, rd->txn, v) && gaps++ == 0) first_gap = v;
+    }
+    if (gaps)
+        problem(c, "%llu versions are in no run and not logged as empty (first %llu; versions are dense)",
+                (unsigned long long)gaps, (unsigned long long)first_gap);
+}
+
 int gsnap_db_check_ext(gsnap_db *db, const gsnap_check_options *opts, uint64_t *problems) {
     if (!db || db->magic != GSNAP_DB_MAGIC) return GSNAP_EINVAL;
     if (opts && (opts->version == 0 || opts->version > GSNAP_CHECK_OPTIONS_VERSION)) return GSNAP_EINVAL;
@@ -261,33 +328,7 @@ int gsnap_db_check_ext(gsnap_db *db, const gsnap_check_options *opts, uint64_t *
     const struct gsnap_meta *m = &rd->meta;
     if (m->format < GSNAP_STORE_FORMAT_OLDEST || m->format > GSNAP_STORE_FORMAT)
         problem(&c, "gs.meta: format %u", m->format);
-    uint64_t maxv = 0, covered = 0;
-    size_t damaged = 0;
-    for (size_t i = 0; i < rd->nruns; i++)
-        if (rd->runs[i].info.flags & GSNAP_RUN_DAMAGED) {
-            damaged++;
-            problem(&c, "run %llu (versions %llu..%llu): damaged, found by a merge; merges leave it alone",
-                    (unsigned long long)rd->runs[i].id, (unsigned long long)rd->runs[i].info.min_ver,
-                    (unsigned long long)rd->runs[i].info.max_ver);
-        }
-    for (size_t i = 0; i < rd->nruns; i++) {
-        const struct gsnap_run_info *ri = &rd->runs[i].info;
-        if (ri->min_ver > ri->max_ver || ri->min_ver == 0)
-            problem(&c, "run %llu: bad version range %llu..%llu", (unsigned long long)rd->runs[i].id,
-                    (unsigned long long)ri->min_ver, (unsigned long long)ri->max_ver);
-        if (ri->max_ver > maxv) maxv = ri->max_ver;
-        covered += ri->max_ver - ri->min_ver + 1;
-        if (rd->runs[i].id >= m->next_run)
-            problem(&c, "run %llu: id not below next_run %llu", (unsigned long long)rd->runs[i].id,
-                    (unsigned long long)m->next_run);
-        for (size_t j = 0; j < i; j++) {
-            const struct gsnap_run_info *rj = &rd->runs[j].info;
-            /* merges around a damaged run make ranges that enclose it */
-            if (!damaged && !(ri->max_ver < rj->min_ver || rj->max_ver < ri->min_ver))
-                problem(&c, "runs %llu and %llu: overlapping versions", (unsigned long long)rd->runs[j].id,
-                        (unsigned long long)rd->runs[i].id);
-        }
-    }
+    uint64_t maxv = check_run_catalog(rd, m, &c);
     /* Newest versions may be empty ones (checked with the gaps below). */
     if (maxv > m->version || (maxv < m->version && !gsnap_vlog__is_empty(db, rd->txn, m->version)))
         problem(&c, "gs.meta: latest version %llu, runs end at %llu", (unsigned long long)m->version,
@@ -299,40 +340,7 @@ int gsnap_db_check_ext(gsnap_db *db, const gsnap_check_options *opts, uint64_t *
     }
     if (vbad) problem(&c, "gs.vlog: record of version %llu is malformed, fails its checksum or is past the "
                       "newest version", (unsigned long long)vbad);
-    /* Versions are dense: each is in a run's range, or (a load of a folded
-     * dump) logged as a version without events. */
-    (void)covered;
-    (void)damaged; /* damaged runs still cover their versions */
-    {
-        uint64_t gaps = 0, first_gap = 0;
-        /* Walk the ranges between runs, not every version: a damaged meta
-         * record can claim a version near 2^64. A stretch longer than the
-         * number of versions logged as empty must hold a gap, so it is
-         * counted without probing the log version by version. */
-        for (uint64_t v = 1; v <= m->version && v != 0; v++) { /* v wraps to 0 past 2^64-1 */
-            int in = 0;
-            uint64_t next = m->version + 1; /* first run start after v */
-            for (size_t i = 0; i < rd->nruns && !in; i++) {
-                const struct gsnap_run_info *ri = &rd->runs[i].info;
-                if (v >= ri->min_ver && v <= ri->max_ver) {
-                    in = 1;
-                    v = ri->max_ver; /* skip the run's range */
-                } else if (ri->min_ver > v && ri->min_ver < next) {
-                    next = ri->min_ver;
-                }
-            }
-            if (in) continue;
-            if (next - v > vempty) {
-                if (gaps++ == 0) first_gap = v;
-                v = next - 1;
-                continue;
-            }
-            if (!gsnap_vlog__is_empty(db, rd->txn, v) && gaps++ == 0) first_gap = v;
-        }
-        if (gaps)
-            problem(&c, "%llu versions are in no run and not logged as empty (first %llu; versions are dense)",
-                    (unsigned long long)gaps, (unsigned long long)first_gap);
-    }
+    check_version_gaps(db, rd, m, vempty, &c);
     for (size_t i = 0; i < rd->nruns; i++) c.total += rd->runs[i].info.nrec;
     tick(&c, 0, 1);
     rc = check_data(db, rd->txn, rd->runs, rd->nruns, m, &c);

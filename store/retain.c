@@ -232,6 +232,92 @@ static int resolve_horizon(gsnap_db *db, const gsnap_compact_options *o, uint64_
     return 0;
 }
 
+/* Fold the history before the resolved horizon when that moves it (the
+ * runs merged first; retried when commits arrive in between), else only
+ * count the records. Fills the report's horizon and record counts. */
+static int fold_history(gsnap_db *db, const gsnap_compact_options *opts, struct fold_ctx *c,
+                        gsnap_compact_report *rep) {
+    uint64_t H = 0, cur = 0;
+    int64_t cur_t = INT64_MIN;
+    int rc;
+    if ((rc = resolve_horizon(db, opts, &H))) return rc;
+    if ((rc = gsnap_db_horizon(db, &cur, &cur_t))) return rc;
+    rep->horizon = cur;
+    rep->horizon_t = cur_t;
+    if (H > cur && H > 1) {
+        c->horizon = H;
+        for (int attempt = 0;; attempt++) {
+            if ((rc = gsnap_store__compact(db, 1))) return rc;
+            rc = gsnap_store__write(db, fold_fn, c);
+            if (rc != FOLD_RETRY) break;
+            if (attempt >= 8)
+                return gsnap_store__err(db, GSNAP_EBUSY, "commits kept arriving between the merge and the fold");
+        }
+        if (rc) return rc;
+        rep->horizon = H;
+        rep->horizon_t = c->horizon_t;
+        rep->records_before = c->before;
+        rep->records_after = c->after;
+        return 0;
+    }
+    gsnap_read *rd = NULL;
+    if ((rc = gsnap_read_begin(db, &rd))) return rc;
+    for (size_t i = 0; i < rd->nruns; i++) rep->records_before += rd->runs[i].info.nrec;
+    rep->records_after = rep->records_before;
+    gsnap_read_end(rd);
+    return 0;
+}
+
+/* Shrink: a compact copy, then swap it in while nobody has the db open.
+ * *dbp becomes NULL once the handle is closed (borrowed: given up, and the
+ * copy dropped: GSNAP_EBUSY). GSNAP_EBUSY also when another process has the
+ * directory open. */
+static int shrink(const char *path, gsnap_db **dbp, int borrowed, const gsnap_compact_options *opts,
+                  gsnap_compact_report *rep) {
+    gsnap_db *db = *dbp;
+    char tmp[4096];
+    if (opts->progress) opts->progress(opts->progress_ctx, "copy", 0, 1);
+    snprintf(tmp, sizeof tmp, "%s/data.mdb.compact", path);
+    unlink(tmp);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0664);
+    if (fd < 0) {
+        int rc = gsnap_store__err(db, GSNAP_EIO, "cannot create %s: %s", tmp, strerror(errno));
+        unlink(tmp);
+        return rc;
+    }
+    int rc = gsnap_store__copy_fd(db, fd);
+    close(fd);
+    if (rc) {
+        unlink(tmp);
+        return rc;
+    }
+    if (borrowed) {
+        unlink(tmp);
+        *dbp = NULL;
+        return GSNAP_EBUSY;
+    }
+    gsnap_db_close(db);
+    *dbp = NULL;
+    int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0 || flock(dfd, LOCK_EX | LOCK_NB) != 0) {
+        unlink(tmp);
+        if (dfd >= 0) close(dfd);
+        return GSNAP_EBUSY;
+    }
+    char f[4200];
+    snprintf(f, sizeof f, "%s/data.mdb", path);
+    if (rename(tmp, f) != 0) {
+        unlink(tmp);
+        close(dfd);
+        return GSNAP_EIO;
+    }
+    fsync(dfd);
+    rep->shrunk = 1;
+    if (opts->progress) opts->progress(opts->progress_ctx, "copy", 1, 1);
+    close(dfd); /* releases the exclusive lock */
+    return 0;
+}
+
 int gsnap_db_compact_history(const char *path, const gsnap_compact_options *opts, gsnap_compact_report *report) {
     static const gsnap_compact_options defaults = GSNAP_COMPACT_OPTIONS_INIT;
     gsnap_compact_report rep;
@@ -254,88 +340,11 @@ int gsnap_db_compact_history(const char *path, const gsnap_compact_options *opts
     }
     if (rc) return rc;
     file_bytes(path, &rep.bytes_before);
-    uint64_t H = 0, cur = 0;
-    int64_t cur_t = INT64_MIN;
     struct fold_ctx c;
     memset(&c, 0, sizeof c);
     c.o = opts;
-    char tmp[4096];
-    tmp[0] = 0;
-    int fd = -1, dfd = -1;
-    if ((rc = resolve_horizon(db, opts, &H))) goto out;
-    if ((rc = gsnap_db_horizon(db, &cur, &cur_t))) goto out;
-    rep.horizon = cur;
-    rep.horizon_t = cur_t;
-    if (H > cur && H > 1) {
-        c.horizon = H;
-        for (int attempt = 0;; attempt++) {
-            if ((rc = gsnap_store__compact(db, 1))) goto out;
-            rc = gsnap_store__write(db, fold_fn, &c);
-            if (rc != FOLD_RETRY) break;
-            if (attempt >= 8) {
-                rc = gsnap_store__err(db, GSNAP_EBUSY, "commits kept arriving between the merge and the fold");
-                goto out;
-            }
-        }
-        if (rc) goto out;
-        rep.horizon = H;
-        rep.horizon_t = c.horizon_t;
-        rep.records_before = c.before;
-        rep.records_after = c.after;
-    } else {
-        gsnap_read *rd = NULL;
-        if ((rc = gsnap_read_begin(db, &rd))) goto out;
-        for (size_t i = 0; i < rd->nruns; i++) rep.records_before += rd->runs[i].info.nrec;
-        rep.records_after = rep.records_before;
-        gsnap_read_end(rd);
-    }
-    if (opts->no_shrink) goto out;
-    /* Shrink: a compact copy, then swap it in while nobody has the db open. */
-    if (opts->progress) opts->progress(opts->progress_ctx, "copy", 0, 1);
-    snprintf(tmp, sizeof tmp, "%s/data.mdb.compact", path);
-    unlink(tmp);
-    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0664);
-    if (fd < 0) {
-        rc = gsnap_store__err(db, GSNAP_EIO, "cannot create %s: %s", tmp, strerror(errno));
-        goto out;
-    }
-    if ((rc = gsnap_store__copy_fd(db, fd))) goto out;
-    close(fd);
-    fd = -1;
-    if (borrowed) {
-        unlink(tmp);
-        tmp[0] = 0;
-        db = NULL;
-        rc = GSNAP_EBUSY;
-        goto out_noerr;
-    }
-    gsnap_db_close(db);
-    db = NULL;
-    dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0 || flock(dfd, LOCK_EX | LOCK_NB) != 0) {
-        unlink(tmp);
-        tmp[0] = 0;
-        rc = GSNAP_EBUSY;
-        goto out_noerr;
-    }
-    {
-        char f[4200];
-        snprintf(f, sizeof f, "%s/data.mdb", path);
-        if (rename(tmp, f) != 0) {
-            rc = GSNAP_EIO;
-            unlink(tmp);
-            goto out_noerr;
-        }
-        fsync(dfd);
-        rep.shrunk = 1;
-    }
-    tmp[0] = 0;
-    if (opts->progress) opts->progress(opts->progress_ctx, "copy", 1, 1);
-out:
-    if (fd >= 0) close(fd);
-    if (fd >= 0 || (rc && tmp[0])) unlink(tmp);
-out_noerr:
-    if (dfd >= 0) close(dfd); /* releases the exclusive lock */
+    rc = fold_history(db, opts, &c, &rep);
+    if (rc == 0 && !opts->no_shrink) rc = shrink(path, &db, borrowed, opts, &rep);
     file_bytes(path, &rep.bytes_after);
     rep.seconds = gsnap_now() - t0;
     free(c.g);

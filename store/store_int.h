@@ -255,13 +255,15 @@ void gsnap_store__claim_set(uint64_t dev, uint64_t ino, gsnap_db *db);
 gsnap_db *gsnap_store__open_handle(const char *path);
 void gsnap_store__retire(gsnap_db *db); /* frees (or, debug builds, keeps dead) */
 
-/* db.c */
+/* db.c: LMDB and errno codes -> GSNAP_* codes */
+int gsnap_store__map_rc(int rc);
+/* txn.c */
 /* Whole-value verification cache (see struct gsnap_db.verified). */
 int gsnap_store__verified(gsnap_db *db, uint64_t key);
 void gsnap_store__set_verified(gsnap_db *db, uint64_t key);
 int gsnap_store__read_meta(gsnap_db *db, MDB_txn *txn, struct gsnap_meta *m);
 /* Begin an LMDB txn holding db->resize_lock shared (the caller unlocks it
- * after the txn ends); adopts a map grown by another process (db.c). */
+ * after the txn ends); adopts a map grown by another process (txn.c). */
 int gsnap_store__txn_begin(gsnap_db *db, unsigned flags, MDB_txn **txn);
 /* Open LMDB table `name` in txn: GSNAP_NOTFOUND when absent (tables.c). */
 int gsnap_store__open_dbi(gsnap_db *db, MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *out);

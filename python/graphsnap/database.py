@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _lib
 from ._lib import lib, TIME_MAX, VERSION_LATEST
+from ._owned import _Closing
 from .errors import GraphsnapError, NotFoundError, NotSupportedError, StateError, error, NOTFOUND
 
 PathLike = Union[str, os.PathLike]
@@ -246,7 +247,7 @@ def _attr_values(info: AttrInfo, values: ArrayLike, n: int) -> np.ndarray:
     return arr
 
 
-class Database:
+class Database(_Closing):
     """An open graphsnap database directory (gsnap_db).
 
     >>> with graphsnap.Database("db", create=True) as db:
@@ -310,18 +311,6 @@ class Database:
     @property
     def closed(self) -> bool:
         return self._h is None
-
-    def __enter__(self) -> "Database":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
 
     def __repr__(self) -> str:
         return f"<graphsnap.Database {self.path!r}{' closed' if self.closed else ''}>"

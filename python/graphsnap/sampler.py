@@ -13,6 +13,7 @@ import numpy as np
 from . import _lib
 from ._dlpack import BFLOAT16, KDL_CPU, KDL_CUDA, DLPackArray
 from ._lib import lib
+from ._owned import _Owned
 from .database import Database, _dir, _time, _ver
 from .errors import NotFoundError, NotSupportedError, StateError, error, NOTFOUND
 
@@ -327,7 +328,7 @@ class MiniBatch:
                 f"{self.nbytes} bytes{st}>")
 
 
-class Sampler:
+class Sampler(_Owned):
     """GraphSDSampler mini-batch neighbour sampling over a Database.
 
     Sampler(db, fanouts, snapshot=None, mode="fbl", features=None, labels=None, ...)
@@ -403,6 +404,8 @@ class Sampler:
         NotFoundError (no such snapshot or attribute table),
         InvalidArgumentError (bad options, named in the message), ...
     """
+
+    _free = staticmethod(lambda h: lib.gsnap_sampler_close(h))
 
     def __init__(self, db: Database, fanouts: Sequence[int], snapshot: Optional[str] = None,
                  mode: str = "fbl", dir: str = "in", seed: int = 0,
@@ -657,22 +660,4 @@ class Sampler:
         if self._stager is not None:
             lib.gsnap_stager_close(self._stager)
             self._stager = None
-        if self._h is not None:
-            lib.gsnap_sampler_close(self._h)
-            self._h = None
-            try:
-                self.db._children.remove(self)
-            except ValueError:
-                pass
-
-    def __enter__(self) -> "Sampler":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
+        super().close()

@@ -21,6 +21,7 @@ import numpy as np
 
 from . import _lib
 from ._lib import lib
+from ._owned import _Owned
 from .database import Database, _dir, _ver
 from .errors import NotFoundError, NotSupportedError, StateError, error, NOTFOUND
 
@@ -178,34 +179,6 @@ class TemporalBatch:
 
     def __repr__(self) -> str:
         return f"<TemporalBatch layers={len(self.layers)} edges={[l.num_edges for l in self.layers]}>"
-
-
-class _Owned:
-    """A library handle opened from a Database: close() frees it (and leaves
-    the database's list of children), also through ``with`` and on garbage
-    collection. Subclasses set ``_free`` to the library's close function."""
-    _free = None
-    _h: Optional[int] = None
-    db: Database
-
-    def close(self) -> None:
-        if self._h is not None:
-            type(self)._free(self._h)
-            self._h = None
-            if self in self.db._children:
-                self.db._children.remove(self)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
 
 
 class TemporalSampler(_Owned):

@@ -131,3 +131,28 @@ def test_help_is_useful():
     doc = gs.Sampler.__doc__
     assert "fanouts" in doc and "valid only until the next batch" in doc
     assert "LIFETIME" in gs.MiniBatch.__doc__
+
+
+def test_close_with_and_children(tmp_path):
+    """Database, Sampler, TemporalSampler and EventStream share one closing
+    (python/graphsnap/_owned.py): ``with`` closes, close() is idempotent, a
+    closed child leaves the database's list, closing the database closes
+    the children left."""
+    with gs.Database(tmp_path / "db", create=True, sync="none") as db:
+        db.ingest_edges([1, 2, 3], [2, 3, 1], t=[10, 20, 30])
+        with db.sampler([2]) as s:
+            assert s in db._children
+        assert s._h is None and s not in db._children
+        with pytest.raises(gs.StateError):
+            s.sample([1])
+        ts = gs.TemporalSampler(db, [2])
+        s2 = db.sampler([2, 2])
+        assert db._children == [ts, s2]
+        ts.close()
+        ts.close()
+        assert db._children == [s2]
+        ts2 = gs.TemporalSampler(db, [1])
+    assert db.closed and s2._h is None and ts2._h is None and db._children == []
+    db.close()
+    with pytest.raises(ValueError):
+        gs.Sampler(db, [])                      # a half-built sampler: its __del__ stays quiet

@@ -1,0 +1,390 @@
+/*
+ * store/load.c -- `graphsnap load`: reads the portable text format written
+ * by dump.c ("graphsnap dump format 2", docs/format.md; format 1 too) and
+ * commits every dumped version as one batch with the same number, commit
+ * time and source; then rebuilds the dumped snapshots and restores the
+ * retention horizon. The attribute lines go to the extension hooks
+ * (store/store.h) that the public gsnap_db_load in features/dump_attr.c
+ * passes. Every bad line is an error naming file:line; what was committed
+ * before it stays.
+ */
+#include "store/dump_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int unescape(const char *s, char *out, size_t cap) {
+    size_t n = 0;
+    if (strcmp(s, "%") == 0) { out[0] = 0; return 0; }
+    for (const char *p = s; *p; p++) {
+        unsigned c = (unsigned char)*p;
+        if (c == '%') {
+            unsigned v;
+            if (sscanf(p + 1, "%2x", &v) != 1 || !p[1] || !p[2]) return -1;
+            c = v;
+            p += 2;
+        }
+        if (n + 1 >= cap) return -1;
+        out[n++] = (char)c;
+    }
+    out[n] = 0;
+    return 0;
+}
+
+/* "SRC DST T": u64, u64, i64, single spaces, then the end of the line.
+ * Returns 0 or -1. */
+static int parse_event(const char *p, uint64_t *s, uint64_t *d, int64_t *t) {
+    if (gsnap_dec_u64(&p, s) || *p++ != ' ' || gsnap_dec_u64(&p, d) || *p++ != ' ') return -1;
+    return gsnap_dec_i64(&p, t) || *p ? -1 : 0;
+}
+
+struct horizon_ctx { uint64_t horizon; int64_t horizon_t; };
+static int set_horizon_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
+    struct horizon_ctx *c = vctx;
+    struct gsnap_meta m;
+    int rc = gsnap_store__read_meta(db, txn, &m);
+    if (rc) return rc;
+    m.horizon = c->horizon;
+    m.horizon_t = c->horizon_t;
+    return gsnap_store__put_meta(db, txn, &m);
+}
+
+static int set_keep_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
+    struct gsnap_meta m;
+    int rc = gsnap_store__read_meta(db, txn, &m);
+    if (rc) return rc;
+    if (m.version != 0) return gsnap_store__err(db, GSNAP_ESTATE, "the database is not empty");
+    m.keep = *(const unsigned *)vctx;
+    return gsnap_store__put_meta(db, txn, &m);
+}
+
+struct pending_snap {
+    char name[72];
+    gsnap_snapshot_options o;
+    uint64_t line;
+};
+
+/* What load knows between lines. */
+typedef struct {
+    gsnap_db *db;
+    FILE *f;
+    const char *name;
+    const gsnap_load_options *opts;
+    const gsnap_dump_ext_ops *ext;
+    void *xstate;
+    uint64_t xlines, lineno, expect, from, to, events, horizon, total_bytes;
+    int64_t horizon_t;
+    int format, have_horizon, have_versions, ended, header;
+    gsnap_batch *b; /* the version being read */
+    struct pending_snap *snaps;
+    size_t nsnaps;
+    gsnap_load_report rep;
+} load_state;
+
+/* A parse error naming the file and line (the arguments follow `fmt`'s
+ * "%s:%llu: " prefix, as every message here starts). */
+#define LOAD_ERR(...) return gsnap_store__err(ls->db, GSNAP_EPARSE, __VA_ARGS__)
+#define LNO (unsigned long long)ls->lineno
+
+static int load_header(load_state *ls, const char *line) {
+    int ver = 0;
+    if (sscanf(line, "graphsnap-dump %d", &ver) != 1)
+        LOAD_ERR("%s:%llu: not a graphsnap dump (expected 'graphsnap-dump 2')", ls->name, LNO);
+    if (ver < DUMP_FORMAT_MIN || ver > DUMP_FORMAT)
+        return gsnap_store__err(ls->db, GSNAP_EFORMAT, "%s:%llu: dump format %d, this build reads formats %d..%d",
+                                ls->name, LNO, ver, DUMP_FORMAT_MIN, DUMP_FORMAT);
+    ls->format = ver;
+    ls->header = 1;
+    return 0;
+}
+
+static int load_event(load_state *ls, const char *line) {
+    uint64_t s, d;
+    int64_t t;
+    if (parse_event(line + 2, &s, &d, &t))
+        LOAD_ERR("%s:%llu: bad event line (expected 'a|d SRC DST T')", ls->name, LNO);
+    if (!ls->b) LOAD_ERR("%s:%llu: event before any 'v' line", ls->name, LNO);
+    int rc = line[0] == 'a' ? gsnap_batch_add(ls->b, s, d, t) : gsnap_batch_delete(ls->b, s, d, t);
+    if (rc) return rc;
+    ls->events++;
+    return 0;
+}
+
+/* Commit the version read so far (with the extensions' rows), if any. */
+static int commit_version(load_state *ls) {
+    if (!ls->b) return 0;
+    uint64_t v = 0;
+    int rc;
+    if (ls->ext && ls->ext->load_commit && (rc = ls->ext->load_commit(ls->db, ls->xstate, ls->b))) return rc;
+    rc = gsnap_batch_commit(ls->b, &v);
+    ls->b = NULL;
+    if (rc) return rc;
+    if (!ls->rep.first_version) ls->rep.first_version = v;
+    ls->rep.last_version = v;
+    ls->rep.versions++;
+    return 0;
+}
+
+/* 'v VERSION NS ADDS DELETES MIN_T MAX_T FIRST LAST SOURCE' (or, format 1,
+ * 'v VERSION unknown'): commits the previous version, begins this one. */
+static int load_version(load_state *ls, const char *line) {
+    int rc;
+    if (!ls->have_versions) LOAD_ERR("%s:%llu: 'v' line before the 'versions' line", ls->name, LNO);
+    if ((rc = commit_version(ls))) return rc;
+    unsigned long long ver, adds, dels, fl, ll;
+    long long ns, mint, maxt;
+    char src[1024], uk[16];
+    if ((rc = gsnap_batch_begin(ls->db, &ls->b))) return rc;
+    if (sscanf(line + 2, "%llu %15s", &ver, uk) == 2 && strcmp(uk, "unknown") == 0) {
+        /* a format-1 version: no log record to restore */
+    } else if (sscanf(line + 2, "%llu %lld %llu %llu %lld %lld %llu %llu %1023s", &ver, &ns, &adds, &dels,
+                      &mint, &maxt, &fl, &ll, src) == 9) {
+        char plain[GSNAP_SOURCE_MAX + 1];
+        if (unescape(src, plain, sizeof plain) || fl > ll || ns < 0)
+            LOAD_ERR("%s:%llu: bad source, line range or time in the 'v' line", ls->name, LNO);
+        gsnap_batch_set_source(ls->b, plain, fl, ll);
+        gsnap_batch_set_commit_time(ls->b, ns);
+        gsnap_batch__set_counts(ls->b, adds, dels, mint, maxt);
+    } else {
+        LOAD_ERR("%s:%llu: bad 'v' line (expected 'v VERSION NS ADDS DELETES MIN_T MAX_T FIRST LAST "
+                 "SOURCE')", ls->name, LNO);
+    }
+    if (ver != ls->expect)
+        LOAD_ERR("%s:%llu: version %llu, but the database's next version is %llu", ls->name, LNO, ver,
+                 (unsigned long long)ls->expect);
+    ls->expect++;
+    const gsnap_load_options *opts = ls->opts;
+    if (opts->progress)
+        opts->progress(opts->progress_ctx, "load", ls->total_bytes ? (uint64_t)ftell(ls->f) : ver,
+                       ls->total_bytes ? ls->total_bytes : ls->to);
+    return 0;
+}
+
+static int load_keep(load_state *ls, const char *line) {
+    gsnap_db *db = ls->db;
+    unsigned k = strcmp(line + 5, "in") == 0 ? GSNAP_KEEP_IN : strcmp(line + 5, "out") == 0 ? GSNAP_KEEP_OUT
+                 : strcmp(line + 5, "both") == 0 ? GSNAP_KEEP_BOTH : 0;
+    if (!k) LOAD_ERR("%s:%llu: bad 'keep' line", ls->name, LNO);
+    if (k == db->keep) return 0;
+    if (ls->expect != 1)
+        return gsnap_store__err(db, GSNAP_EINVAL, "%s:%llu: the dump keeps %s-edges, the database %s", ls->name,
+                                LNO, gsnap_dump__keep_name(k), gsnap_dump__keep_name(db->keep));
+    /* an empty database takes the dump's directions */
+    int rc = gsnap_store__write(db, set_keep_fn, &k);
+    if (rc) return rc;
+    db->keep = k;
+    return 0;
+}
+
+static int load_versions(load_state *ls, const char *line) {
+    unsigned long long a, z;
+    if (sscanf(line + 9, "%llu %llu", &a, &z) != 2 || (a > z && !(a == 1 && z == 0)))
+        LOAD_ERR("%s:%llu: bad 'versions' line", ls->name, LNO);
+    ls->from = a;
+    ls->to = z;
+    ls->have_versions = 1;
+    if (a <= z && a != ls->expect)
+        return gsnap_store__err(ls->db, GSNAP_ERANGE, "%s:%llu: the dump holds versions %llu..%llu but the "
+                                "database's next version is %llu (load a full dump into an empty database)",
+                                ls->name, LNO, a, z, (unsigned long long)ls->expect);
+    return 0;
+}
+
+static int load_horizon(load_state *ls, const char *line) {
+    unsigned long long h;
+    char ts[32];
+    if (sscanf(line + 8, "%llu %31s", &h, ts) != 2) LOAD_ERR("%s:%llu: bad 'horizon' line", ls->name, LNO);
+    ls->horizon = h;
+    ls->horizon_t = strcmp(ts, "-") == 0 ? INT64_MIN : strtoll(ts, NULL, 10);
+    ls->have_horizon = 1;
+    return 0;
+}
+
+/* A snapshot line's fanouts: HOPS values separated by commas. */
+static int parse_fanouts(load_state *ls, const char *fan, unsigned hops, gsnap_snapshot_options *o) {
+    const char *p = fan;
+    for (unsigned h = 0; h < hops; h++) {
+        char *e;
+        unsigned long x = strtoul(p, &e, 10);
+        if (e == p || (h + 1 < hops && *e != ',') || (h + 1 == hops && *e))
+            LOAD_ERR("%s:%llu: bad fanouts '%s'", ls->name, LNO, fan);
+        o->fanouts[h] = (uint32_t)x;
+        p = e + 1;
+    }
+    return 0;
+}
+
+/* Format 2's KIND CAPS: an exact snapshot's caps are its list cap (not
+ * options). */
+static int parse_kind_caps(load_state *ls, const char *kind, const char *caps, unsigned hops,
+                           gsnap_snapshot_options *o) {
+    if (strcmp(kind, "sampled") == 0) o->hop_sets = GSNAP_HOPSETS_SAMPLED;
+    else if (strcmp(kind, "exact") == 0) o->hop_sets = GSNAP_HOPSETS_EXACT;
+    else LOAD_ERR("%s:%llu: bad hop-set kind '%s' (exact or sampled)", ls->name, LNO, kind);
+    const char *p = caps;
+    for (unsigned h = 0; h < hops; h++) {
+        char *e;
+        unsigned long x = strtoul(p, &e, 10);
+        if (e == p || *p == '-' || x < 1 || x > GSNAP_SNAPSHOT_CAP || (h + 1 < hops && *e != ',') ||
+            (h + 1 == hops && *e))
+            LOAD_ERR("%s:%llu: bad caps '%s' (HOPS values in 1..%d)", ls->name, LNO, caps, GSNAP_SNAPSHOT_CAP);
+        if (o->hop_sets == GSNAP_HOPSETS_SAMPLED) o->caps[h] = (uint32_t)x;
+        p = e + 1;
+    }
+    return 0;
+}
+
+/* 'snapshot NAME DIR HOPS FANOUTS ALPHA AT VERSION SEED [KIND CAPS]': kept
+ * to be rebuilt once every version is in. */
+static int load_snapshot(load_state *ls, const char *line) {
+    struct pending_snap ps;
+    char sname[72], sdir[8], fan[256], at[32], kind[16], caps[256];
+    unsigned hops;
+    int nf, rc;
+    unsigned long long ver, seed;
+    double alpha;
+    gsnap_snapshot_options def = GSNAP_SNAPSHOT_OPTIONS_INIT;
+    memset(&ps, 0, sizeof ps);
+    ps.o = def;
+    nf = sscanf(line + 9, "%71s %7s %u %255s %lf %31s %llu %llu %15s %255s", sname, sdir, &hops, fan, &alpha,
+                at, &ver, &seed, kind, caps);
+    if (nf != (ls->format >= 2 ? 10 : 8) || hops < 1 || hops > GSNAP_MAX_HOPS)
+        LOAD_ERR("%s:%llu: bad 'snapshot' line", ls->name, LNO);
+    snprintf(ps.name, sizeof ps.name, "%s", sname);
+    ps.o.hops = hops;
+    if ((rc = parse_fanouts(ls, fan, hops, &ps.o))) return rc;
+    if (ls->format >= 2 && (rc = parse_kind_caps(ls, kind, caps, hops, &ps.o))) return rc;
+    ps.o.alpha = alpha;
+    ps.o.at_t = strcmp(at, "now") == 0 ? GSNAP_TIME_MAX : strtoll(at, NULL, 10);
+    ps.o.as_of = ver;
+    ps.o.dir = strcmp(sdir, "out") == 0 ? GSNAP_DIR_OUT : GSNAP_DIR_IN;
+    ps.o.seed = seed;
+    ps.line = ls->lineno;
+    struct pending_snap *ns2 = realloc(ls->snaps, (ls->nsnaps + 1) * sizeof *ns2);
+    if (!ns2) return GSNAP_ENOMEM;
+    ls->snaps = ns2;
+    ls->snaps[ls->nsnaps++] = ps;
+    return 0;
+}
+
+/* 'end VERSIONS EVENTS SNAPSHOTS [ATTR_LINES]': commits the last version and
+ * checks the counts. */
+static int load_end(load_state *ls, const char *line) {
+    unsigned long long nv, ne, nsn, nx = 0;
+    int rc;
+    if (sscanf(line + 4, "%llu %llu %llu %llu", &nv, &ne, &nsn, &nx) != (ls->format >= 2 ? 4 : 3))
+        LOAD_ERR("%s:%llu: bad 'end' line (expected 'end VERSIONS EVENTS SNAPSHOTS%s')", ls->name, LNO,
+                 ls->format >= 2 ? " ATTR_LINES" : "");
+    if ((rc = commit_version(ls))) return rc;
+    if (ne != ls->events || nv != ls->rep.versions || nx != ls->xlines)
+        LOAD_ERR("%s:%llu: the dump says %llu versions, %llu events and %llu attribute lines; %llu, %llu "
+                 "and %llu were read", ls->name, LNO, nv, ne, nx, (unsigned long long)ls->rep.versions,
+                 (unsigned long long)ls->events, (unsigned long long)ls->xlines);
+    ls->ended = 1;
+    return 0;
+}
+
+/* One line (without its newline), dispatched on its first word. */
+static int load_line(load_state *ls, char *line) {
+    if (ls->ended) LOAD_ERR("%s:%llu: text after the 'end' line", ls->name, LNO);
+    if (!ls->header) return load_header(ls, line);
+    char c0 = line[0];
+    if ((c0 == 'a' || c0 == 'd') && line[1] == ' ') return load_event(ls, line);
+    if (ls->format >= 2 && ls->ext && ls->ext->load_line) {
+        /* the extensions' lines (attribute tables and rows) */
+        int xr = ls->ext->load_line(ls->db, &ls->xstate, ls->b, line, ls->name, ls->lineno, &ls->xlines);
+        if (xr <= 0) return xr;
+    }
+    int is_v = c0 == 'v' && line[1] == ' ';
+    if (ls->b && !is_v && strncmp(line, "end ", 4) != 0 && strncmp(line, "snapshot ", 9) != 0)
+        LOAD_ERR("%s:%llu: unexpected line '%.40s'", ls->name, LNO, line);
+    if (is_v) return load_version(ls, line);
+    if (strncmp(line, "keep ", 5) == 0) return load_keep(ls, line);
+    if (strncmp(line, "store-format ", 13) == 0 || line[0] == '#') return 0;
+    if (strncmp(line, "versions ", 9) == 0) return load_versions(ls, line);
+    if (strncmp(line, "horizon ", 8) == 0) return load_horizon(ls, line);
+    if (strncmp(line, "snapshot ", 9) == 0) return load_snapshot(ls, line);
+    if (strncmp(line, "end ", 4) == 0) return load_end(ls, line);
+    LOAD_ERR("%s:%llu: unexpected line '%.40s'", ls->name, LNO, line);
+}
+
+/* After the last line: the counts, then the snapshots and the horizon. */
+static int load_finish(load_state *ls) {
+    gsnap_db *db = ls->db;
+    const char *name = ls->name;
+    int rc;
+    if (ferror(ls->f))
+        return gsnap_store__err(db, GSNAP_EIO, "%s: read error after line %llu: %s", name, LNO, strerror(errno));
+    if (!ls->ended) LOAD_ERR("%s:%llu: the dump ends without its 'end' line (truncated?)", name, LNO);
+    if (ls->from <= ls->to && ls->rep.versions != ls->to - ls->from + 1)
+        LOAD_ERR("%s: the 'versions' line says %llu..%llu, but %llu versions were read", name,
+                 (unsigned long long)ls->from, (unsigned long long)ls->to, (unsigned long long)ls->rep.versions);
+    ls->rep.events = ls->events;
+    /* Snapshots before the horizon cannot be rebuilt (their (T, V) was
+     * folded): build the others first, then restore the horizon. */
+    for (size_t i = 0; i < ls->nsnaps && !ls->opts->no_snapshots; i++) {
+        const struct pending_snap *ps = &ls->snaps[i];
+        if (ls->have_horizon && ((ls->horizon > 1 && ps->o.as_of < ls->horizon) ||
+                                 (ls->horizon_t != INT64_MIN && ps->o.at_t < ls->horizon_t)))
+            continue;
+        if (ls->opts->progress) ls->opts->progress(ls->opts->progress_ctx, "snapshots", i, ls->nsnaps);
+        rc = gsnap_snapshot_create(db, ps->name, &ps->o, NULL);
+        if (rc) {
+            char msg[512];
+            snprintf(msg, sizeof msg, "%s", gsnap_db_errmsg(db));
+            return gsnap_store__err(db, rc, "%s:%llu: rebuilding snapshot '%s': %s", name,
+                                    (unsigned long long)ps->line, ps->name, msg);
+        }
+        ls->rep.snapshots++;
+    }
+    if (ls->have_horizon) {
+        struct horizon_ctx hc = {ls->horizon, ls->horizon_t};
+        if ((rc = gsnap_store__write(db, set_horizon_fn, &hc))) return rc;
+    }
+    /* A bulk load may run with GSNAP_SYNC_NONE: make it durable once, here. */
+    return gsnap_store__mdb_err(db, mdb_env_sync(db->env, 1), "syncing the loaded database");
+}
+
+int gsnap_store__load(gsnap_db *db, FILE *f, const char *name, const gsnap_load_options *opts,
+                      gsnap_load_report *report, const gsnap_dump_ext_ops *ext) {
+    static const gsnap_load_options defaults = GSNAP_LOAD_OPTIONS_INIT;
+    if (!db || db->magic != GSNAP_DB_MAGIC || !f) return GSNAP_EINVAL;
+    if (!opts) opts = &defaults;
+    if (opts->version != GSNAP_LOAD_OPTIONS_VERSION)
+        return gsnap_store__err(db, GSNAP_EINVAL, "gsnap_db_load: options version %u not supported", opts->version);
+    load_state ls;
+    memset(&ls, 0, sizeof ls);
+    ls.db = db;
+    ls.f = f;
+    ls.name = name ? name : "-";
+    ls.opts = opts;
+    ls.ext = ext;
+    ls.horizon_t = INT64_MIN;
+    double t0 = gsnap_now();
+    char *line = NULL;
+    size_t lcap = 0;
+    ssize_t len;
+    int rc = 0;
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) ls.total_bytes = (uint64_t)st.st_size;
+    if ((rc = gsnap_db_version(db, &ls.expect))) goto out;
+    ls.expect++;
+    while ((len = getline(&line, &lcap, f)) >= 0) {
+        ls.lineno++;
+        if (len > 0 && line[len - 1] == '\n') line[--len] = 0;
+        if ((rc = load_line(&ls, line))) goto out;
+    }
+    rc = load_finish(&ls);
+out:
+    if (ls.b) gsnap_batch_abort(ls.b);
+    if (ext && ext->load_end) ext->load_end(ls.xstate);
+    free(line);
+    free(ls.snaps);
+    ls.rep.events = ls.events;
+    ls.rep.seconds = gsnap_now() - t0;
+    if (report) *report = ls.rep;
+    return rc;
+}

@@ -1,0 +1,295 @@
+/*
+ * store/txn.c -- LMDB errors, write transactions that survive map growth,
+ * read views, and the lookups and verification cache every read path uses.
+ *
+ * Map growth: LMDB returns MDB_MAP_FULL when the map is full. A write txn is
+ * then aborted, the map doubled with mdb_env_set_mapsize() and the write
+ * replayed (gsnap_store__write). mdb_env_set_mapsize() must not run while any
+ * txn of this process is live, so every txn holds db->resize_lock shared and
+ * growth takes it exclusively (writer-preferring, so growth is not starved).
+ * A thread that holds a read view cannot grow the map (it would wait on
+ * itself): it gets GSNAP_EBUSY with a message instead.
+ * Another process growing the map shows up as MDB_MAP_RESIZED at txn begin:
+ * we adopt the new size (mdb_env_set_mapsize(env, 0)) and retry.
+ */
+#include "store/store_int.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+static _Thread_local int tls_views; /* read views held by this thread */
+static _Thread_local int tls_map_full; /* an LMDB call in this thread hit MDB_MAP_FULL */
+
+int gsnap_store__err(gsnap_db *db, int code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    gsnap_err_vset(db, code, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+const char *gsnap_db_errmsg(const gsnap_db *db) { return gsnap_err_msg(db); }
+
+int gsnap_store__mdb_err(gsnap_db *db, int rc, const char *what) {
+    if (rc == 0) return 0;
+    if (rc == MDB_NOTFOUND) return GSNAP_NOTFOUND;
+    if (rc == MDB_MAP_FULL) tls_map_full = 1;
+    int code = gsnap_store__map_rc(rc);
+    if (rc == MDB_READERS_FULL)
+        return gsnap_store__err(db, code, "%s: all LMDB reader slots are in use (%s); "
+                                "raise max_readers or end idle read views", what, mdb_strerror(rc));
+    return gsnap_store__err(db, code, "%s: %s", what, mdb_strerror(rc));
+}
+
+MDB_env *gsnap_store__env(gsnap_db *db) { return db->env; }
+
+/* ---- lookups that verify a "not found" ------------------------------------ */
+
+int gsnap_store__get(gsnap_db *db, MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *val,
+                     const char *what) {
+    MDB_cursor *c = NULL;
+    int rc = mdb_cursor_open(txn, dbi, &c);
+    if (rc) return gsnap_store__mdb_err(db, rc, what);
+    /* One search: land on the first key >= key. Equal: found. Else check
+     * the B-tree around the landing point before trusting "absent". */
+    MDB_val k = *key, v;
+    int bad = 0;
+    rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+    if (rc == 0 && k.mv_size == key->mv_size && mdb_cmp(txn, dbi, &k, key) == 0) {
+        *val = v;
+        mdb_cursor_close(c);
+        return 0;
+    }
+    if (rc == 0) {
+        bad = k.mv_size != key->mv_size || mdb_cmp(txn, dbi, &k, key) < 0;
+        if (!bad) rc = mdb_cursor_get(c, &k, &v, MDB_PREV);
+    } else if (rc == MDB_NOTFOUND) {
+        rc = mdb_cursor_get(c, &k, &v, MDB_LAST);
+    }
+    /* (every caller's table has keys of one size: a neighbour of another
+     * size means the search went into another table's pages) */
+    if (rc == 0 && !bad) bad = k.mv_size != key->mv_size || mdb_cmp(txn, dbi, &k, key) >= 0;
+    /* Not caught here (docs/reliability.md, F12): a flipped child pointer
+     * that sends the search into another leaf of the same table whose
+     * neighbours still look ordered around the key. Walking a leaf's worth
+     * of keys each way catches it, but made "not found" lookups about 4x
+     * slower; the store and snapshot checks do see it. */
+    mdb_cursor_close(c);
+    if (bad)
+        return gsnap_store__err(db, GSNAP_ECORRUPT, "%s: the LMDB B-tree is out of order around the key "
+                                "(a damaged branch page): corrupt LMDB file", what);
+    if (rc && rc != MDB_NOTFOUND) return gsnap_store__mdb_err(db, rc, what);
+    return GSNAP_NOTFOUND;
+}
+
+/* ---- verification cache -------------------------------------------------- */
+
+int gsnap_store__verified(gsnap_db *db, uint64_t key) {
+    int hit = 0;
+    pthread_mutex_lock(&db->lock);
+    for (int i = 0; i < db->nverified && !hit; i++) hit = db->verified[i] == key;
+    pthread_mutex_unlock(&db->lock);
+    return hit;
+}
+
+void gsnap_store__set_verified(gsnap_db *db, uint64_t key) {
+    pthread_mutex_lock(&db->lock);
+    if (db->nverified == (int)(sizeof db->verified / sizeof db->verified[0])) db->nverified = 0;
+    db->verified[db->nverified++] = key;
+    pthread_mutex_unlock(&db->lock);
+}
+
+/* ---- map growth ---------------------------------------------------------- */
+
+static int grow_map(gsnap_db *db, size_t min_size) {
+    if (tls_views > 0)
+        return gsnap_store__err(db, GSNAP_EBUSY, "the map is full and must grow, but this thread "
+                                "holds a read view; end it before writing");
+    pthread_rwlock_wrlock(&db->resize_lock);
+    MDB_envinfo info;
+    mdb_env_info(db->env, &info);
+    size_t size = info.me_mapsize * 2;
+    if (size < min_size) size = min_size;
+    int rc = mdb_env_set_mapsize(db->env, size);
+    pthread_rwlock_unlock(&db->resize_lock);
+    return gsnap_store__mdb_err(db, rc, "growing the LMDB map");
+}
+
+static int adopt_resize(gsnap_db *db) {
+    pthread_rwlock_wrlock(&db->resize_lock);
+    int rc = mdb_env_set_mapsize(db->env, 0);
+    pthread_rwlock_unlock(&db->resize_lock);
+    return gsnap_store__mdb_err(db, rc, "adopting the map size grown by another process");
+}
+
+/* Begin a txn holding resize_lock shared; handles MDB_MAP_RESIZED. */
+int gsnap_store__txn_begin(gsnap_db *db, unsigned flags, MDB_txn **txn) {
+    for (int tries = 0;; tries++) {
+        pthread_rwlock_rdlock(&db->resize_lock);
+        int rc = mdb_txn_begin(db->env, NULL, flags, txn);
+        if (rc == 0) return 0;
+        pthread_rwlock_unlock(&db->resize_lock);
+        if (rc == MDB_MAP_RESIZED && tries < 8) {
+            int r2 = adopt_resize(db);
+            if (r2) return r2;
+            continue;
+        }
+        return gsnap_store__mdb_err(db, rc, flags & MDB_RDONLY ? "beginning a read transaction"
+                                                                : "beginning a write transaction");
+    }
+}
+
+/* A failed commit: LMDB reports a short write as EIO, so find out whether the
+ * file system is full or the process hit its file size limit, and say so. */
+static int commit_failure(gsnap_db *db, int rc) {
+    if (rc != EIO && rc != ENOSPC && rc != EFBIG && rc != EDQUOT)
+        return gsnap_store__mdb_err(db, rc, "committing a write transaction");
+    char f[4096];
+    struct stat sb;
+    struct statvfs sv;
+    struct rlimit rl;
+    snprintf(f, sizeof f, "%s/data.mdb", db->path);
+    off_t size = stat(f, &sb) == 0 ? sb.st_size : 0;
+    if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (uint64_t)size + (1u << 20) >= (uint64_t)rl.rlim_cur)
+        return gsnap_store__err(db, GSNAP_ENOSPC, "committing to '%s': the file size limit (RLIMIT_FSIZE, %llu bytes) "
+                                "is reached; nothing of this transaction was committed",
+                                f, (unsigned long long)rl.rlim_cur);
+    if (statvfs(db->path, &sv) == 0) {
+        uint64_t avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+        if (rc == ENOSPC || avail < (16u << 20))
+            return gsnap_store__err(db, GSNAP_ENOSPC, "committing to '%s': no space left on the file system "
+                                    "(%llu bytes free); nothing of this transaction was committed",
+                                    f, (unsigned long long)avail);
+    }
+    return gsnap_store__mdb_err(db, rc, "committing a write transaction");
+}
+
+int gsnap_store__write(gsnap_db *db, gsnap_write_fn fn, void *ctx) {
+    if (db->read_only)
+        return gsnap_store__err(db, GSNAP_EACCES, "database '%s' is open read-only", db->path);
+    pthread_mutex_lock(&db->write_lock);
+    int rc;
+    for (int attempt = 0;; attempt++) {
+        MDB_txn *txn = NULL;
+        rc = gsnap_store__txn_begin(db, 0, &txn);
+        if (rc) break;
+        tls_map_full = 0;
+        int frc = fn(db, txn, ctx);
+        int mrc = 0;
+        if (frc == 0) {
+            mrc = mdb_txn_commit(txn);
+        } else {
+            mdb_txn_abort(txn);
+        }
+        pthread_rwlock_unlock(&db->resize_lock);
+        if (frc == 0 && mrc == 0) { rc = 0; break; }
+        /* fn reports a full map through gsnap_store__mdb_err, which flags it. */
+        int full = (mrc == MDB_MAP_FULL) || (frc == GSNAP_ENOSPC && tls_map_full);
+        if (full && attempt < 40) {
+            rc = grow_map(db, 0);
+            if (rc) break;
+            continue;
+        }
+        if (frc) { rc = frc; break; }
+        if (mrc == MDB_MAP_RESIZED && attempt < 40) {
+            rc = adopt_resize(db);
+            if (rc) break;
+            continue;
+        }
+        rc = commit_failure(db, mrc);
+        break;
+    }
+    pthread_mutex_unlock(&db->write_lock);
+    return rc;
+}
+
+/* ---- read views ------------------------------------------------------------ */
+
+static int runs_cmp_id(const void *a, const void *b) {
+    uint64_t x = ((const gsnap_run *)a)->id, y = ((const gsnap_run *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+int gsnap_read_begin(gsnap_db *db, gsnap_read **out) {
+    if (!out) return GSNAP_EINVAL;
+    *out = NULL;
+    if (!db || db->magic != GSNAP_DB_MAGIC) return GSNAP_EINVAL;
+    gsnap_read *rd = calloc(1, sizeof *rd);
+    if (!rd) return GSNAP_ENOMEM;
+    rd->db = db;
+    int rc;
+    MDB_txn *txn = NULL;
+    pthread_mutex_lock(&db->lock);
+    if (db->npool > 0) txn = db->pool[--db->npool];
+    pthread_mutex_unlock(&db->lock);
+    if (txn) {
+        pthread_rwlock_rdlock(&db->resize_lock);
+        rc = mdb_txn_renew(txn);
+        if (rc) {
+            mdb_txn_abort(txn);
+            pthread_rwlock_unlock(&db->resize_lock);
+            txn = NULL;
+        }
+    }
+    if (!txn && (rc = gsnap_store__txn_begin(db, MDB_RDONLY, &txn))) { free(rd); return rc; }
+    rd->txn = txn;
+    tls_views++;
+    if ((rc = gsnap_store__read_meta(db, txn, &rd->meta)) ||
+        (rc = gsnap_store__load_runs(db, txn, &rd->runs, &rd->nruns))) {
+        gsnap_read_end(rd);
+        return rc;
+    }
+    if (rd->nruns > 1) qsort(rd->runs, rd->nruns, sizeof *rd->runs, runs_cmp_id);
+    if (!(rd->blooms = calloc(rd->nruns * 2 + 1, sizeof *rd->blooms)) ||
+        !(rd->denses = calloc(rd->nruns * 2 + 1, sizeof *rd->denses))) {
+        gsnap_read_end(rd);
+        return GSNAP_ENOMEM;
+    }
+    *out = rd;
+    return 0;
+}
+
+uint64_t gsnap_read_version(const gsnap_read *rd) { return rd ? rd->meta.version : 0; }
+
+MDB_txn *gsnap_read__txn(gsnap_read *rd) { return rd->txn; }
+
+void gsnap_read_end(gsnap_read *rd) {
+    if (!rd) return;
+    gsnap_db *db = rd->db;
+    if (rd->cur) mdb_cursor_close(rd->cur);
+    if (rd->txn) {
+        mdb_txn_reset(rd->txn);
+        pthread_mutex_lock(&db->lock);
+        if (db->npool < (int)(sizeof db->pool / sizeof db->pool[0])) {
+            db->pool[db->npool++] = rd->txn;
+            rd->txn = NULL;
+        }
+        pthread_mutex_unlock(&db->lock);
+        if (rd->txn) mdb_txn_abort(rd->txn);
+        pthread_rwlock_unlock(&db->resize_lock);
+        tls_views--;
+    }
+    free(rd->runs);
+    free(rd->blooms);
+    free(rd->denses);
+    free(rd->scratch);
+    free(rd);
+}
+
+int gsnap_read__use(gsnap_db *db, gsnap_read *rd, gsnap_read **out, int *owned) {
+    if (rd) {
+        if (rd->db != db) return gsnap_store__err(db, GSNAP_EINVAL, "read view belongs to another database");
+        *out = rd;
+        *owned = 0;
+        return 0;
+    }
+    *owned = 1;
+    return gsnap_read_begin(db, out);
+}

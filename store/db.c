@@ -584,6 +584,8 @@ void gsnap_read_end(gsnap_read *rd) {
     free(rd->blooms);
     free(rd->denses);
     free(rd->scratch);
+    free(rd->merge_tmp);
+    free(rd->seg);
     free(rd);
 }
 

@@ -9,7 +9,6 @@
  * a delete removes the oldest live one. Runs without deletes skip the replay.
  */
 #include "store/store_int.h"
-#include "common/msort.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,8 +42,47 @@ static int ev_less(const gsnap_rec *a, const gsnap_rec *b) {
     return (a->vop >> 1) < (b->vop >> 1);
 }
 
-/* Stable bottom-up merge sort by (nbr, t, version). (common/msort.h) */
-GSNAP_MERGE_SORT(sort_events, gsnap_rec, ev_less)
+/* Merge the runs' segments of rd->scratch[0..n) (boundaries rd->seg[0..nseg],
+ * each segment already in (nbr, t, version) order, segments in run order, so
+ * in version order) pairwise until one remains: O(n log nseg), stable (ties
+ * keep the left, older segment first), the same order as a stable sort.
+ * The result is in rd->scratch (the buffers are swapped as needed). */
+static int merge_runs(gsnap_read *rd, size_t n, size_t nseg) {
+    if (nseg <= 1) return 0;
+    if (rd->merge_cap < n) {
+        gsnap_rec *t = realloc(rd->merge_tmp, n * sizeof *t);
+        if (!t) return GSNAP_ENOMEM;
+        rd->merge_tmp = t;
+        rd->merge_cap = n;
+    }
+    gsnap_rec *src = rd->scratch, *dst = rd->merge_tmp;
+    size_t *seg = rd->seg;
+    while (nseg > 1) {
+        size_t w = 0;
+        for (size_t s = 0; s < nseg; s += 2) {
+            size_t lo = seg[s], mid = seg[s + 1], hi = s + 2 <= nseg ? seg[s + 2] : mid, k = lo;
+            size_t i = lo, j = mid;
+            while (i < mid && j < hi) dst[k++] = ev_less(&src[j], &src[i]) ? src[j++] : src[i++];
+            memcpy(dst + k, src + i, (mid - i) * sizeof *dst);
+            k += mid - i;
+            memcpy(dst + k, src + j, (hi - j) * sizeof *dst);
+            seg[w++] = lo;
+        }
+        seg[w] = n;
+        nseg = w;
+        gsnap_rec *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != rd->scratch) { /* swap the buffers: the answer is in scratch */
+        size_t c = rd->scratch_cap;
+        rd->merge_tmp = rd->scratch;
+        rd->scratch = src;
+        rd->scratch_cap = rd->merge_cap;
+        rd->merge_cap = c;
+    }
+    return 0;
+}
 
 /* A verification failure while answering for `node`: say which node, which
  * run and which versions, keeping the detail of what failed. */
@@ -60,16 +98,18 @@ static int damage_err(gsnap_db *db, int rc, uint64_t node, gsnap_dir dir, const 
 }
 
 static int node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir,
-                       int64_t at_t, uint64_t as_of, size_t *n, int *sorted, int *has_del,
+                       int64_t at_t, uint64_t as_of, size_t *n, size_t *nseg, int *has_del,
                        size_t *bad_run);
 
 int gsnap_store__node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir,
                              int64_t at_t, uint64_t as_of, gsnap_rec **out, size_t *n,
                              int *sorted, int *has_del) {
-    size_t bad = 0;
-    int rc = node_events(db, rd, node, dir, at_t, as_of, n, sorted, has_del, &bad);
+    size_t bad = 0, nseg = 0;
+    int rc = node_events(db, rd, node, dir, at_t, as_of, n, &nseg, has_del, &bad);
     if (rc && bad < rd->nruns) return damage_err(db, rc, node, dir, &rd->runs[bad]);
     if (rc) return rc;
+    if (sorted) *sorted = 1; /* merged here: callers need not sort */
+    if ((rc = merge_runs(rd, *n, nseg))) return rc;
     *out = rd->scratch;
     return 0;
 }
@@ -79,13 +119,14 @@ int gsnap_store__node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_
  * run ids are never reused and runs never change, so a verified value stays
  * verified (db->chunk_ok, db->verified). Scans and merges verify every read. */
 static int node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir,
-                       int64_t at_t, uint64_t as_of, size_t *n, int *sorted, int *has_del,
+                       int64_t at_t, uint64_t as_of, size_t *n, size_t *nseg, int *has_del,
                        size_t *bad_run) {
-    size_t cnt = 0;
-    int runs_hit = 0, rc = 0;
+    size_t cnt = 0, runs_hit = 0;
+    int rc = 0;
     *has_del = 0;
     if (!rd->cur && (rc = mdb_cursor_open(rd->txn, db->data_dbi, &rd->cur)))
         return gsnap_store__mdb_err(db, rc, "opening data cursor");
+    if (!rd->seg && !(rd->seg = malloc((rd->nruns + 1) * sizeof *rd->seg))) return GSNAP_ENOMEM;
     for (size_t i = 0; i < rd->nruns; i++) {
         const gsnap_run *run = &rd->runs[i];
         *bad_run = i;
@@ -104,7 +145,7 @@ static int node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir di
                     if (r.vop & 1) *has_del = 1;
                 }
             }
-            runs_hit += cnt > before;
+            if (cnt > before) rd->seg[runs_hit++] = before;
             continue;
         }
         gsnap_bloom_ref *bl = &rd->blooms[i * 2 + (unsigned)dir];
@@ -123,10 +164,11 @@ static int node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir di
             }
             if ((rc = gsnap_run__reader_next(db, &rr))) return rc;
         }
-        runs_hit += cnt > before;
+        if (cnt > before) rd->seg[runs_hit++] = before;
     }
+    rd->seg[runs_hit] = cnt;
     *n = cnt;
-    *sorted = runs_hit <= 1;
+    *nseg = runs_hit;
     return 0;
 }
 
@@ -185,7 +227,6 @@ static int answer(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir, in
     if ((rc = gsnap_store__horizon_check(db, rd, at_t, as_of))) return rc;
     if ((rc = gsnap_store__node_events(db, rd, node, dir, at_t, as_of, &ev, &n, &sorted, &has_del)))
         return rc;
-    if (!sorted && (rc = sort_events(ev, n))) return rc;
     *count = replay(ev, n, has_del, buf, buf ? cap : 0);
     return 0;
 }

@@ -210,6 +210,9 @@ struct gsnap_read {
     /* scratch for queries */
     gsnap_rec *scratch;
     size_t scratch_cap;
+    gsnap_rec *merge_tmp;   /* second buffer of the runs' merge (query.c) */
+    size_t merge_cap;
+    size_t *seg;            /* start of each run's records in scratch, nruns + 1 */
 };
 
 /* vlog.c: the per-version log (gs.vlog), written in the commit txn */

@@ -586,6 +586,8 @@ void gsnap_read_end(gsnap_read *rd) {
     free(rd->scratch);
     free(rd->merge_tmp);
     free(rd->seg);
+    free(rd->ids);
+    free(rd->ids_tmp);
     free(rd);
 }
 

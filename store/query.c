@@ -99,13 +99,13 @@ static int damage_err(gsnap_db *db, int rc, uint64_t node, gsnap_dir dir, const 
 
 static int node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir,
                        int64_t at_t, uint64_t as_of, size_t *n, size_t *nseg, int *has_del,
-                       size_t *bad_run);
+                       size_t *bad_run, int ids_only);
 
 int gsnap_store__node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir,
                              int64_t at_t, uint64_t as_of, gsnap_rec **out, size_t *n,
                              int *sorted, int *has_del) {
     size_t bad = 0, nseg = 0;
-    int rc = node_events(db, rd, node, dir, at_t, as_of, n, &nseg, has_del, &bad);
+    int rc = node_events(db, rd, node, dir, at_t, as_of, n, &nseg, has_del, &bad, 0);
     if (rc && bad < rd->nruns) return damage_err(db, rc, node, dir, &rd->runs[bad]);
     if (rc) return rc;
     if (sorted) *sorted = 1; /* merged here: callers need not sort */
@@ -114,16 +114,51 @@ int gsnap_store__node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_
     return 0;
 }
 
+int gsnap_store__node_ids(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir, int64_t at_t,
+                          uint64_t as_of, size_t *n, size_t *nseg, int *has_del) {
+    size_t bad = 0;
+    int rc = node_events(db, rd, node, dir, at_t, as_of, n, nseg, has_del, &bad, 1);
+    if (rc && bad < rd->nruns) return damage_err(db, rc, node, dir, &rd->runs[bad]);
+    return rc;
+}
+
 /* Every chunk, dense value and Bloom filter read is verified the first time
  * this process reads it (XXH3; a chunk is 16 KiB, about a microsecond):
  * run ids are never reused and runs never change, so a verified value stays
  * verified (db->chunk_ok, db->verified). Scans and merges verify every read. */
+/* ids_only: push only each run's distinct neighbour ids (u64) into rd->ids
+ * instead of the records, and stop at the first delete (*has_del = 1: the
+ * caller then needs the replay). */
+static int push_id(gsnap_read *rd, uint64_t id, size_t *n) {
+    if (*n == rd->ids_cap) {
+        size_t nc = rd->ids_cap ? rd->ids_cap * 2 : 512;
+        uint64_t *ni = realloc(rd->ids, nc * sizeof *ni);
+        if (!ni) return GSNAP_ENOMEM;
+        rd->ids = ni;
+        rd->ids_cap = nc;
+    }
+    rd->ids[(*n)++] = id;
+    return 0;
+}
+
+/* One record of the node: filter by (at_t, as_of), push it (or its id). */
+static inline int take(gsnap_read *rd, const gsnap_rec *r, int64_t at_t, uint64_t as_of, size_t *cnt,
+                       size_t before, int *has_del, int ids_only) {
+    if (r->t > at_t || (r->vop >> 1) > as_of) return 0;
+    if (r->vop & 1) *has_del = 1;
+    if (!ids_only) return scratch_push(rd, r, cnt);
+    if (*has_del) return 1; /* stop: the replay is needed */
+    if (*cnt > before && rd->ids[*cnt - 1] == r->nbr) return 0;
+    return push_id(rd, r->nbr, cnt);
+}
+
 static int node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir,
                        int64_t at_t, uint64_t as_of, size_t *n, size_t *nseg, int *has_del,
-                       size_t *bad_run) {
+                       size_t *bad_run, int ids_only) {
     size_t cnt = 0, runs_hit = 0;
     int rc = 0;
     *has_del = 0;
+    *n = *nseg = 0;
     if (!rd->cur && (rc = mdb_cursor_open(rd->txn, db->data_dbi, &rd->cur)))
         return gsnap_store__mdb_err(db, rc, "opening data cursor");
     if (!rd->seg && !(rd->seg = malloc((rd->nruns + 1) * sizeof *rd->seg))) return GSNAP_ENOMEM;
@@ -140,10 +175,7 @@ static int node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir di
             for (uint64_t j = b; j < e; j++) {
                 gsnap_rec r;
                 memcpy(&r, d->recs + j * GSNAP_REC_BYTES, sizeof r);
-                if (r.t <= at_t && (r.vop >> 1) <= as_of) {
-                    if ((rc = scratch_push(rd, &r, &cnt))) return rc;
-                    if (r.vop & 1) *has_del = 1;
-                }
+                if ((rc = take(rd, &r, at_t, as_of, &cnt, before, has_del, ids_only))) return rc < 0 ? rc : 0;
             }
             if (cnt > before) rd->seg[runs_hit++] = before;
             continue;
@@ -158,10 +190,7 @@ static int node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir di
             gsnap_rec r;
             gsnap_run__reader_peek(&rr, &r);
             if (r.node != node) break;
-            if (r.t <= at_t && (r.vop >> 1) <= as_of) {
-                if ((rc = scratch_push(rd, &r, &cnt))) return rc;
-                if (r.vop & 1) *has_del = 1;
-            }
+            if ((rc = take(rd, &r, at_t, as_of, &cnt, before, has_del, ids_only))) return rc < 0 ? rc : 0;
             if ((rc = gsnap_run__reader_next(db, &rr))) return rc;
         }
         if (cnt > before) rd->seg[runs_hit++] = before;

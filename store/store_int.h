@@ -160,6 +160,7 @@ struct gsnap_db {
      * run's chunks never change, so an entry stays true). Atomic loads and
      * stores, no lock; a collision only costs a re-verification. */
     uint64_t chunk_ok[GSNAP_CHUNK_CACHE];
+    int queried; /* a point query ran in this process (atomic; warm.c) */
 };
 #define GSNAP_DB_MAGIC 0x67736462u
 #define GSNAP_DB_DEAD 0x64656164u  /* a closed handle (debug builds keep a few) */
@@ -357,6 +358,10 @@ int gsnap_store__compact(gsnap_db *db, int all);
 int gsnap_store__node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir,
                              int64_t at_t, uint64_t as_of, gsnap_rec **out, size_t *n,
                              int *sorted, int *has_del);
+
+/* warm.c: after a commit, verify the live runs' Bloom filters and dense
+ * values once this process has answered point queries (see the file). */
+void gsnap_store__warm(gsnap_db *db);
 
 /* The distinct neighbour ids of `node` per run into rd->ids[0..*n), each
  * run's ids ascending, the runs' starts in rd->seg[0..*nseg] (rd->seg[*nseg]

@@ -161,6 +161,7 @@ struct gsnap_db {
      * stores, no lock; a collision only costs a re-verification. */
     uint64_t chunk_ok[GSNAP_CHUNK_CACHE];
     int queried; /* a point query ran in this process (atomic; warm.c) */
+    uint64_t warm_run; /* newest run whose chunks warm.c verified (committing thread) */
 };
 #define GSNAP_DB_MAGIC 0x67736462u
 #define GSNAP_DB_DEAD 0x64656164u  /* a closed handle (debug builds keep a few) */

@@ -11,11 +11,25 @@
  * answered a point query (db->queried), the committing thread loads and
  * verifies the new runs' filters and dense values through a read view after
  * every commit; queries then find them verified. It reads from the map like
- * any reader, so nothing is trusted that was not read back and checked. A
+ * any reader, so nothing is trusted that was not read back and checked. The
+ * chunks of runs newer than the last warmed one are verified the same way
+ * (into db->chunk_ok), which also maps their pages in this process. A
  * process that only ingests (the CLI) skips it. Failures are left to the
  * queries (they report them with the run and node).
  */
 #include "store/store_int.h"
+
+/* Verify every chunk of (run, dir) once (db->chunk_ok), without visiting
+ * the records: jump to each chunk's last record and step over it. */
+static void warm_chunks(gsnap_db *db, gsnap_read *rd, const gsnap_run *run, uint8_t dir) {
+    gsnap_run_reader rr = {0};
+    if (gsnap_run__reader_open(&rr, db, rd->txn, run, dir, 0, 2, 0) == 0)
+        while (!rr.done) {
+            rr.pos = rr.nrec - 1;
+            if (gsnap_run__reader_next(db, &rr)) break;
+        }
+    gsnap_run__reader_free(&rr);
+}
 
 void gsnap_store__warm(gsnap_db *db) {
     if (!__atomic_load_n(&db->queried, __ATOMIC_RELAXED)) return;
@@ -31,8 +45,10 @@ void gsnap_store__warm(gsnap_db *db) {
             } else {
                 gsnap_bloom_ref b = {0};
                 if (gsnap_bloom__load(db, rd->txn, run->id, dir, &b)) break;
+                if (run->id > db->warm_run) warm_chunks(db, rd, run, dir);
             }
         }
     }
+    if (rd->nruns && rd->runs[rd->nruns - 1].id > db->warm_run) db->warm_run = rd->runs[rd->nruns - 1].id;
     gsnap_read_end(rd);
 }

@@ -9,10 +9,8 @@
  * touch each of them paid that, which set the p99 of queries interleaved with
  * ingest (tens of microseconds against a p50 of one). Once the process has
  * answered a point query (db->queried), the committing thread loads and
- * verifies the new runs' filters through a read view after
- * every commit; queries then find them verified. Dense bases are left to the
- * first query (their XXH3 over hundreds of MB would slow ingest, and a new
- * base comes once per doubling: one slow query, not the p99). It reads from the map like
+ * verifies the new runs' filters and dense values through a read view after
+ * every commit; queries then find them verified. It reads from the map like
  * any reader, so nothing is trusted that was not read back and checked. The
  * chunks of runs newer than the last warmed one are verified the same way
  * (into db->chunk_ok), which also maps their pages in this process. A
@@ -42,8 +40,8 @@ void gsnap_store__warm(gsnap_db *db) {
         for (uint8_t dir = 0; dir < 2; dir++) {
             if (!(db->keep & (dir == GSNAP_DIR_IN ? GSNAP_KEEP_IN : GSNAP_KEEP_OUT))) continue;
             if (run->info.flags & GSNAP_RUN_DENSE) {
-                continue; /* a base: verifying it costs ms per 100 MB, paid
-                             once per base by one query instead (a p99.9 event) */
+                gsnap_dense_ref d = {0};
+                if (gsnap_dense__load(db, rd->txn, run->id, dir, &d, -1)) break;
             } else {
                 gsnap_bloom_ref b = {0};
                 if (gsnap_bloom__load(db, rd->txn, run->id, dir, &b)) break;

@@ -122,86 +122,7 @@ static int rm_cb(const char *p, const struct stat *st, int fl, struct FTW *f) {
     return remove(p);
 }
 
-/* ---- neighbour sources for the FBL loop ---- */
-
-typedef struct { uint64_t *off; uint64_t *adj; uint64_t n; } csr_ids; /* distinct in-nbrs */
-typedef struct { uint64_t *off; struct cent { uint64_t nbr; int64_t t; } *e; uint64_t n; } csr_t;
-
-static void csr_build(csr_ids *g, csr_t *q, const edge *e, size_t m, uint64_t n) {
-    g->n = q->n = n;
-    g->off = calloc(n + 1, sizeof *g->off);
-    q->off = calloc(n + 1, sizeof *q->off);
-    for (size_t i = 0; i < m; i++) g->off[e[i].d + 1]++;
-    for (uint64_t v = 0; v < n; v++) g->off[v + 1] += g->off[v];
-    memcpy(q->off, g->off, (n + 1) * sizeof *q->off);
-    uint64_t *pos = xmalloc(n * sizeof *pos);
-    memcpy(pos, g->off, n * sizeof *pos);
-    g->adj = xmalloc(m * sizeof *g->adj);
-    q->e = xmalloc(m * sizeof *q->e);
-    for (size_t i = 0; i < m; i++) {
-        g->adj[pos[e[i].d]] = e[i].s;
-        q->e[pos[e[i].d]++] = (struct cent){e[i].s, e[i].t};
-    }
-    uint64_t w = 0;
-    for (uint64_t v = 0; v < n; v++) {
-        uint64_t a = g->off[v], b = g->off[v + 1];
-        qsort(g->adj + a, b - a, sizeof *g->adj, cmp_u64);
-        /* (node, t) order for queries: sort by t (insertion into a copy is fine: mostly small) */
-        for (uint64_t i = a + 1; i < b; i++) {
-            struct cent x = q->e[i];
-            uint64_t j = i;
-            for (; j > a && q->e[j - 1].t > x.t; j--) q->e[j] = q->e[j - 1];
-            q->e[j] = x;
-        }
-        g->off[v] = w;
-        for (uint64_t i = a; i < b; i++)
-            if (i == a || g->adj[i] != g->adj[i - 1]) g->adj[w++] = g->adj[i];
-    }
-    g->off[n] = w;
-    free(pos);
-}
-
-static size_t csr_query(const csr_t *q, uint64_t v, int64_t T, gsnap_nbr *out) {
-    if (v >= q->n) return 0;
-    const struct cent *s = q->e + q->off[v];
-    size_t lo = 0, hi = (size_t)(q->off[v + 1] - q->off[v]);
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s[mid].t <= T) lo = mid + 1; else hi = mid;
-    }
-    for (size_t i = 0; i < lo; i++) { out[i].node = s[i].nbr; out[i].t = s[i].t; }
-    return lo;
-}
-
-typedef struct {
-    int kind; /* 0 csr, 1 lmdb */
-    const csr_ids *g;
-    MDB_cursor *cur;
-    uint64_t *buf;
-    size_t cap;
-} src_t;
-
-/* Distinct in-neighbours of v, ascending. */
-static size_t nbrs(src_t *s, uint64_t v, const uint64_t **ids) {
-    if (s->kind == 0) {
-        if (v >= s->g->n) return 0;
-        *ids = s->g->adj + s->g->off[v];
-        return (size_t)(s->g->off[v + 1] - s->g->off[v]);
-    }
-    MDB_val k = {sizeof v, &v}, d;
-    size_t n = 0;
-    int rc = mdb_cursor_get(s->cur, &k, &d, MDB_SET_KEY);
-    while (rc == 0) {
-        if (d.mv_size != 24) die("lmdb", "bad duplicate size");
-        if (n == s->cap) s->buf = realloc(s->buf, (s->cap = s->cap ? 2 * s->cap : 1024) * 8);
-        uint64_t u = get_be64(d.mv_data); /* duplicates are in (nbr, t) order */
-        if (!n || s->buf[n - 1] != u) s->buf[n++] = u;
-        rc = mdb_cursor_get(s->cur, &k, &d, MDB_NEXT_DUP);
-    }
-    if (rc != MDB_NOTFOUND) mchk(rc, "cursor_get");
-    *ids = s->buf;
-    return n;
-}
+#include "bench_store_fbl_src.h"
 
 /* One FBL mini-batch over `s`: returns sampled edges. mark/stamp dedupe frontiers. */
 static uint64_t fbl_batch(src_t *s, uint32_t *mark, uint32_t *stamp, const uint64_t *seeds, size_t ns,
@@ -341,43 +262,6 @@ static double run_gs(gsnap_db *db, uint64_t n, const opts_t *o, int fi, uint64_t
     return (double)st.edges / dt;
 }
 
-static int cmp_lr(const void *a, const void *b) { /* (node, nbr, tenc, vp) */
-    const uint64_t *x = a, *y = b;
-    for (int i = 0; i < 4; i++)
-        if (x[i] != y[i]) return x[i] < y[i] ? -1 : 1;
-    return 0;
-}
-
-/* The naive LMDB table (in-edges only: FBL reads IN), bulk-loaded sorted, unsynced. */
-static MDB_env *lm_load(const char *dir, const edge *e, size_t m, size_t batch, MDB_dbi *dbi) {
-    MDB_env *env;
-    mchk(mdb_env_create(&env), "env_create");
-    mchk(mdb_env_set_maxdbs(env, 2), "maxdbs");
-    mchk(mdb_env_set_mapsize(env, (size_t)1 << 38), "mapsize");
-    mkdir(dir, 0755);
-    mchk(mdb_env_open(env, dir, MDB_NOSYNC, 0644), "env_open");
-    struct lr { uint64_t node, nbr, tenc, vp; } *r = xmalloc(m * sizeof *r);
-    for (size_t i = 0; i < m; i++)
-        r[i] = (struct lr){e[i].d, e[i].s, (uint64_t)e[i].t ^ 0x8000000000000000ull,
-                           ((uint64_t)(i / batch + 1) << 20) | (uint64_t)(i % batch)};
-    qsort(r, m, sizeof *r, cmp_lr);
-    MDB_txn *txn;
-    MDB_cursor *c;
-    mchk(mdb_txn_begin(env, NULL, 0, &txn), "txn_begin");
-    mchk(mdb_dbi_open(txn, "in", MDB_CREATE | MDB_DUPSORT | MDB_INTEGERKEY, dbi), "dbi_open");
-    mchk(mdb_cursor_open(txn, *dbi, &c), "cursor");
-    for (size_t i = 0; i < m; i++) {
-        unsigned char val[24];
-        put_be64(val, r[i].nbr), put_be64(val + 8, r[i].tenc), put_be64(val + 16, r[i].vp);
-        MDB_val k = {8, &r[i].node}, v = {24, val};
-        mchk(mdb_cursor_put(c, &k, &v, i && r[i - 1].node == r[i].node ? MDB_APPENDDUP : MDB_APPEND), "put");
-    }
-    mdb_cursor_close(c);
-    mchk(mdb_txn_commit(txn), "commit");
-    free(r);
-    return env;
-}
-
 static void parse(int argc, char **argv, opts_t *o) {
     *o = (opts_t){.batch = 100000, .queries = 50, .nseeds = 1024, .batches = 40, .seconds = 10};
     for (int i = 1; i < argc; i++) {
@@ -424,6 +308,46 @@ static void fbl_table(gsnap_db *db, src_t *csr, src_t *lm, uint64_t n, const opt
     }
 }
 
+/* Ingest into a new database at gdir with queries interleaved, then the CSR
+ * on the same queries; prints the table and returns the bytes per edge. */
+static double ingest_phase(const char *gdir, const edge *e, size_t m, uint64_t n, int64_t tmin, int64_t tmax,
+                           const opts_t *o, const csr_t *q) {
+    /* query list: v uniform over nodes with in-edges, T uniform over the times */
+    uint64_t *in = xmalloc(n * 8), nin = 0, rs = 12;
+    for (uint64_t v = 0; v < n; v++) if (q->off[v + 1] > q->off[v]) in[nin++] = v;
+    size_t nq = ((m + o->batch - 1) / o->batch) * o->queries;
+    query *qs = xmalloc((nq + 1) * sizeof *qs);
+    for (size_t i = 0; i < nq; i++)
+        qs[i] = (query){in[below(&rs, nin)], tmin + (int64_t)below(&rs, (uint64_t)(tmax - tmin) + 1)};
+    double *lat = xmalloc((nq + 1) * 8), *clat = xmalloc((nq + 1) * 8);
+    gsnap_db_options dopt = GSNAP_DB_OPTIONS_INIT;
+    gsnap_db *db;
+    gchk(gsnap_db_open(gdir, &dopt, &db), "open");
+    size_t nlat;
+    double secs;
+    ingest(db, e, m, o, qs, lat, &nlat, &secs);
+    gsnap_db_stat st;
+    gchk(gsnap_db_stats(db, &st), "stats");
+    gsnap_nbr *cb = xmalloc((m + 1) * sizeof *cb);
+    for (size_t i = 0; i < nlat; i++) {
+        double q0 = now();
+        volatile size_t c = csr_query(q, qs[i].v, qs[i].T, cb);
+        (void)c;
+        clat[i] = (now() - q0) * 1e6;
+    }
+    double gp50 = pct(lat, nlat, 0.5), gp99 = pct(lat, nlat, 0.99);
+    double cp50 = pct(clat, nlat, 0.5), cp99 = pct(clat, nlat, 0.99);
+    gsnap_db_close(db);
+    double bpe = (double)du(gdir) / (double)m;
+    say("\n| ingest edges/s | ingest s | runs after ingest | disk B/edge | queries | p50 us | p99 us | csr p50 us |"
+        " csr p99 us | p50 vs csr | p99 vs csr p50 |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+        "| %.0f | %.2f | %llu | %.1f | %zu | %.2f | %.2f | %.2f | %.2f | %.2fx | %.1fx |\n",
+        (double)m / secs, secs, (unsigned long long)st.runs, bpe, nlat, gp50, gp99, cp50, cp99, gp50 / cp50,
+        gp99 / cp50);
+    free(in), free(qs), free(lat), free(clat), free(cb);
+    return bpe;
+}
+
 int main(int argc, char **argv) {
     opts_t o;
     parse(argc, argv, &o);
@@ -445,14 +369,6 @@ int main(int argc, char **argv) {
     csr_ids g;
     csr_t q;
     csr_build(&g, &q, e, m, n);
-    /* query list: v uniform over nodes with in-edges, T uniform over the times */
-    uint64_t *in = xmalloc(n * 8), nin = 0, rs = 12;
-    for (uint64_t v = 0; v < n; v++) if (q.off[v + 1] > q.off[v]) in[nin++] = v;
-    size_t nq = ((m + o.batch - 1) / o.batch) * o.queries;
-    query *qs = xmalloc((nq + 1) * sizeof *qs);
-    for (size_t i = 0; i < nq; i++)
-        qs[i] = (query){in[below(&rs, nin)], tmin + (int64_t)below(&rs, (uint64_t)(tmax - tmin) + 1)};
-    double *lat = xmalloc((nq + 1) * 8), *clat = xmalloc((nq + 1) * 8);
     char dir[256], ldir[300];
     const char *tmp = getenv("TMPDIR");
     snprintf(dir, sizeof dir, "%s/bench-store-fbl-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -460,31 +376,10 @@ int main(int argc, char **argv) {
     snprintf(ldir, sizeof ldir, "%s/lmdb", dir);
     char gdir[300];
     snprintf(gdir, sizeof gdir, "%s/gs", dir);
+    double bpe = ingest_phase(gdir, e, m, n, tmin, tmax, &o, &q);
     gsnap_db_options dopt = GSNAP_DB_OPTIONS_INIT;
     gsnap_db *db;
     gchk(gsnap_db_open(gdir, &dopt, &db), "open");
-    size_t nlat;
-    double secs;
-    ingest(db, e, m, &o, qs, lat, &nlat, &secs);
-    gsnap_db_stat st;
-    gchk(gsnap_db_stats(db, &st), "stats");
-    gsnap_nbr *cb = xmalloc((m + 1) * sizeof *cb);
-    for (size_t i = 0; i < nlat; i++) {
-        double q0 = now();
-        volatile size_t c = csr_query(&q, qs[i].v, qs[i].T, cb);
-        (void)c;
-        clat[i] = (now() - q0) * 1e6;
-    }
-    double gp50 = pct(lat, nlat, 0.5), gp99 = pct(lat, nlat, 0.99);
-    double cp50 = pct(clat, nlat, 0.5), cp99 = pct(clat, nlat, 0.99);
-    gsnap_db_close(db);
-    double bpe = (double)du(gdir) / (double)m;
-    gchk(gsnap_db_open(gdir, &dopt, &db), "reopen");
-    say("\n| ingest edges/s | ingest s | runs after ingest | disk B/edge | queries | p50 us | p99 us | csr p50 us |"
-        " csr p99 us | p50 vs csr | p99 vs csr p50 |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
-        "| %.0f | %.2f | %llu | %.1f | %zu | %.2f | %.2f | %.2f | %.2f | %.2fx | %.1fx |\n",
-        (double)m / secs, secs, (unsigned long long)st.runs, bpe, nlat, gp50, gp99, cp50, cp99, gp50 / cp50,
-        gp99 / cp50);
     MDB_dbi dbi;
     MDB_env *env = lm_load(ldir, e, m, o.batch, &dbi);
     free(e);

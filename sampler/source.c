@@ -46,20 +46,9 @@ static int dedupe(store_src *ss, const gsnap_nbr *nb, size_t n, size_t *out) {
 
 static int st_nbrs(gsnap_samp__src *s, uint64_t node, const uint64_t **ids, size_t *n) {
     store_src *ss = (store_src *)s;
-    size_t count = 0;
-    int rc;
-    for (;;) {
-        rc = gsnap_neighbors(s->db, ss->rd, node, ss->dir, ss->at_t, ss->as_of, ss->nb,
-                             ss->nb_cap, &count);
-        if (rc) return rc;
-        if (count <= ss->nb_cap) break;
-        rc = gsnap_vec_reserve((void **)&ss->nb, &ss->nb_cap, count, sizeof(gsnap_nbr));
-        if (rc) return rc;
-    }
-    s->bytes_read += count * sizeof(gsnap_nbr);
-    if ((rc = dedupe(ss, ss->nb, count, n))) return rc;
-    *ids = ss->ids;
-    return 0;
+    int rc = gsnap_store__distinct_nbrs(s->db, ss->rd, node, ss->dir, ss->at_t, ss->as_of, ids, n);
+    if (rc == 0) s->bytes_read += *n * sizeof(uint64_t);
+    return rc;
 }
 
 static int scan_cb(void *ctx, uint64_t node, const gsnap_nbr *nbrs, size_t n) {

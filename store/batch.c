@@ -409,6 +409,7 @@ int gsnap_batch_commit(gsnap_batch *b, uint64_t *version) {
     /* The batch is durable now; merging is housekeeping in its own txns. A
      * failure there loses nothing and is retried at the next commit. */
     (void)gsnap_store__compact(db, 0);
+    gsnap_store__warm(db); /* verify the new runs before queries meet them (store/warm.c) */
 out:
     for (int d = 0; d < 2; d++) {
         free(c.recs[d]);

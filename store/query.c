@@ -9,7 +9,6 @@
  * a delete removes the oldest live one. Runs without deletes skip the replay.
  */
 #include "store/store_int.h"
-#include "common/msort.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,8 +42,47 @@ static int ev_less(const gsnap_rec *a, const gsnap_rec *b) {
     return (a->vop >> 1) < (b->vop >> 1);
 }
 
-/* Stable bottom-up merge sort by (nbr, t, version). (common/msort.h) */
-GSNAP_MERGE_SORT(sort_events, gsnap_rec, ev_less)
+/* Merge the runs' segments of rd->scratch[0..n) (boundaries rd->seg[0..nseg],
+ * each segment already in (nbr, t, version) order, segments in run order, so
+ * in version order) pairwise until one remains: O(n log nseg), stable (ties
+ * keep the left, older segment first), the same order as a stable sort.
+ * The result is in rd->scratch (the buffers are swapped as needed). */
+static int merge_runs(gsnap_read *rd, size_t n, size_t nseg) {
+    if (nseg <= 1) return 0;
+    if (rd->merge_cap < n) {
+        gsnap_rec *t = realloc(rd->merge_tmp, n * sizeof *t);
+        if (!t) return GSNAP_ENOMEM;
+        rd->merge_tmp = t;
+        rd->merge_cap = n;
+    }
+    gsnap_rec *src = rd->scratch, *dst = rd->merge_tmp;
+    size_t *seg = rd->seg;
+    while (nseg > 1) {
+        size_t w = 0;
+        for (size_t s = 0; s < nseg; s += 2) {
+            size_t lo = seg[s], mid = seg[s + 1], hi = s + 2 <= nseg ? seg[s + 2] : mid, k = lo;
+            size_t i = lo, j = mid;
+            while (i < mid && j < hi) dst[k++] = ev_less(&src[j], &src[i]) ? src[j++] : src[i++];
+            memcpy(dst + k, src + i, (mid - i) * sizeof *dst);
+            k += mid - i;
+            memcpy(dst + k, src + j, (hi - j) * sizeof *dst);
+            seg[w++] = lo;
+        }
+        seg[w] = n;
+        nseg = w;
+        gsnap_rec *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != rd->scratch) { /* swap the buffers: the answer is in scratch */
+        size_t c = rd->scratch_cap;
+        rd->merge_tmp = rd->scratch;
+        rd->scratch = src;
+        rd->scratch_cap = rd->merge_cap;
+        rd->merge_cap = c;
+    }
+    return 0;
+}
 
 /* A verification failure while answering for `node`: say which node, which
  * run and which versions, keeping the detail of what failed. */
@@ -60,32 +98,71 @@ static int damage_err(gsnap_db *db, int rc, uint64_t node, gsnap_dir dir, const 
 }
 
 static int node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir,
-                       int64_t at_t, uint64_t as_of, size_t *n, int *sorted, int *has_del,
-                       size_t *bad_run);
+                       int64_t at_t, uint64_t as_of, size_t *n, size_t *nseg, int *has_del,
+                       size_t *bad_run, int ids_only);
 
 int gsnap_store__node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir,
                              int64_t at_t, uint64_t as_of, gsnap_rec **out, size_t *n,
                              int *sorted, int *has_del) {
-    size_t bad = 0;
-    int rc = node_events(db, rd, node, dir, at_t, as_of, n, sorted, has_del, &bad);
+    size_t bad = 0, nseg = 0;
+    int rc = node_events(db, rd, node, dir, at_t, as_of, n, &nseg, has_del, &bad, 0);
     if (rc && bad < rd->nruns) return damage_err(db, rc, node, dir, &rd->runs[bad]);
     if (rc) return rc;
+    if (sorted) *sorted = 1; /* merged here: callers need not sort */
+    if ((rc = merge_runs(rd, *n, nseg))) return rc;
     *out = rd->scratch;
     return 0;
+}
+
+int gsnap_store__node_ids(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir, int64_t at_t,
+                          uint64_t as_of, size_t *n, size_t *nseg, int *has_del) {
+    size_t bad = 0;
+    int rc = node_events(db, rd, node, dir, at_t, as_of, n, nseg, has_del, &bad, 1);
+    if (rc && bad < rd->nruns) return damage_err(db, rc, node, dir, &rd->runs[bad]);
+    return rc;
 }
 
 /* Every chunk, dense value and Bloom filter read is verified the first time
  * this process reads it (XXH3; a chunk is 16 KiB, about a microsecond):
  * run ids are never reused and runs never change, so a verified value stays
  * verified (db->chunk_ok, db->verified). Scans and merges verify every read. */
+/* ids_only: push only each run's distinct neighbour ids (u64) into rd->ids
+ * instead of the records, and stop at the first delete (*has_del = 1: the
+ * caller then needs the replay). */
+static int push_id(gsnap_read *rd, uint64_t id, size_t *n) {
+    if (*n == rd->ids_cap) {
+        size_t nc = rd->ids_cap ? rd->ids_cap * 2 : 512;
+        uint64_t *ni = realloc(rd->ids, nc * sizeof *ni);
+        if (!ni) return GSNAP_ENOMEM;
+        rd->ids = ni;
+        rd->ids_cap = nc;
+    }
+    rd->ids[(*n)++] = id;
+    return 0;
+}
+
+/* One record of the node: filter by (at_t, as_of), push it (or its id). */
+static inline int take(gsnap_read *rd, const gsnap_rec *r, int64_t at_t, uint64_t as_of, size_t *cnt,
+                       size_t before, int *has_del, int ids_only) {
+    if (r->t > at_t || (r->vop >> 1) > as_of) return 0;
+    if (r->vop & 1) *has_del = 1;
+    if (!ids_only) return scratch_push(rd, r, cnt);
+    if (*has_del) return 1; /* stop: the replay is needed */
+    if (*cnt > before && rd->ids[*cnt - 1] == r->nbr) return 0;
+    return push_id(rd, r->nbr, cnt);
+}
+
 static int node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir,
-                       int64_t at_t, uint64_t as_of, size_t *n, int *sorted, int *has_del,
-                       size_t *bad_run) {
-    size_t cnt = 0;
-    int runs_hit = 0, rc = 0;
+                       int64_t at_t, uint64_t as_of, size_t *n, size_t *nseg, int *has_del,
+                       size_t *bad_run, int ids_only) {
+    size_t cnt = 0, runs_hit = 0;
+    int rc = 0;
     *has_del = 0;
+    *n = *nseg = 0;
+    if (!__atomic_load_n(&db->queried, __ATOMIC_RELAXED)) __atomic_store_n(&db->queried, 1, __ATOMIC_RELAXED);
     if (!rd->cur && (rc = mdb_cursor_open(rd->txn, db->data_dbi, &rd->cur)))
         return gsnap_store__mdb_err(db, rc, "opening data cursor");
+    if (!rd->seg && !(rd->seg = malloc((rd->nruns + 1) * sizeof *rd->seg))) return GSNAP_ENOMEM;
     for (size_t i = 0; i < rd->nruns; i++) {
         const gsnap_run *run = &rd->runs[i];
         *bad_run = i;
@@ -99,12 +176,9 @@ static int node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir di
             for (uint64_t j = b; j < e; j++) {
                 gsnap_rec r;
                 memcpy(&r, d->recs + j * GSNAP_REC_BYTES, sizeof r);
-                if (r.t <= at_t && (r.vop >> 1) <= as_of) {
-                    if ((rc = scratch_push(rd, &r, &cnt))) return rc;
-                    if (r.vop & 1) *has_del = 1;
-                }
+                if ((rc = take(rd, &r, at_t, as_of, &cnt, before, has_del, ids_only))) return rc < 0 ? rc : 0;
             }
-            runs_hit += cnt > before;
+            if (cnt > before) rd->seg[runs_hit++] = before;
             continue;
         }
         gsnap_bloom_ref *bl = &rd->blooms[i * 2 + (unsigned)dir];
@@ -117,16 +191,14 @@ static int node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir di
             gsnap_rec r;
             gsnap_run__reader_peek(&rr, &r);
             if (r.node != node) break;
-            if (r.t <= at_t && (r.vop >> 1) <= as_of) {
-                if ((rc = scratch_push(rd, &r, &cnt))) return rc;
-                if (r.vop & 1) *has_del = 1;
-            }
+            if ((rc = take(rd, &r, at_t, as_of, &cnt, before, has_del, ids_only))) return rc < 0 ? rc : 0;
             if ((rc = gsnap_run__reader_next(db, &rr))) return rc;
         }
-        runs_hit += cnt > before;
+        if (cnt > before) rd->seg[runs_hit++] = before;
     }
+    rd->seg[runs_hit] = cnt;
     *n = cnt;
-    *sorted = runs_hit <= 1;
+    *nseg = runs_hit;
     return 0;
 }
 
@@ -185,7 +257,6 @@ static int answer(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir, in
     if ((rc = gsnap_store__horizon_check(db, rd, at_t, as_of))) return rc;
     if ((rc = gsnap_store__node_events(db, rd, node, dir, at_t, as_of, &ev, &n, &sorted, &has_del)))
         return rc;
-    if (!sorted && (rc = sort_events(ev, n))) return rc;
     *count = replay(ev, n, has_del, buf, buf ? cap : 0);
     return 0;
 }

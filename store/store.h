@@ -153,6 +153,15 @@ int gsnap_store__copy_fd(gsnap_db *db, int fd);
  *  out may not alias nb. */
 size_t gsnap_store__distinct_ids(const gsnap_nbr *nb, size_t n, uint64_t *out);
 
+/** The distinct neighbour ids (ascending) of `node`'s live instances at
+ *  (at_t, as_of) in view rd (not NULL): the same set as gsnap_neighbors
+ *  followed by gsnap_store__distinct_ids, without materializing the
+ *  instances when no record in range is a delete (then each run's ids are
+ *  taken straight from its records and merged). *ids points into the view's
+ *  scratch, valid until the next query on rd. */
+int gsnap_store__distinct_nbrs(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir, int64_t at_t,
+                               uint64_t as_of, const uint64_t **ids, size_t *n);
+
 typedef int (*gsnap_adj_fn)(void *ctx, uint64_t node, const gsnap_nbr *nbrs, size_t n);
 
 /** Visit the whole graph in direction `dir` at (at_t, as_of), in one read

@@ -160,6 +160,8 @@ struct gsnap_db {
      * run's chunks never change, so an entry stays true). Atomic loads and
      * stores, no lock; a collision only costs a re-verification. */
     uint64_t chunk_ok[GSNAP_CHUNK_CACHE];
+    int queried; /* a point query ran in this process (atomic; warm.c) */
+    uint64_t warm_run; /* newest run whose chunks warm.c verified (committing thread) */
 };
 #define GSNAP_DB_MAGIC 0x67736462u
 #define GSNAP_DB_DEAD 0x64656164u  /* a closed handle (debug builds keep a few) */
@@ -210,6 +212,11 @@ struct gsnap_read {
     /* scratch for queries */
     gsnap_rec *scratch;
     size_t scratch_cap;
+    gsnap_rec *merge_tmp;   /* second buffer of the runs' merge (query.c) */
+    size_t merge_cap;
+    size_t *seg;            /* start of each run's records in scratch, nruns + 1 */
+    uint64_t *ids, *ids_tmp; /* distinct ids per run and their merge (distinct.c) */
+    size_t ids_cap, ids_tmp_cap;
 };
 
 /* vlog.c: the per-version log (gs.vlog), written in the commit txn */
@@ -354,5 +361,17 @@ int gsnap_store__compact(gsnap_db *db, int all);
 int gsnap_store__node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir,
                              int64_t at_t, uint64_t as_of, gsnap_rec **out, size_t *n,
                              int *sorted, int *has_del);
+
+/* warm.c: after a commit, verify the live runs' Bloom filters and dense
+ * values once this process has answered point queries (see the file). */
+void gsnap_store__warm(gsnap_db *db);
+
+/* The distinct neighbour ids of `node` per run into rd->ids[0..*n), each
+ * run's ids ascending, the runs' starts in rd->seg[0..*nseg] (rd->seg[*nseg]
+ * = *n); *has_del = 1 (and nothing gathered) when a record in range is a
+ * delete: the caller then needs the replay of gsnap_neighbors (query.c).
+ * as_of must be resolved (<= the view's version). */
+int gsnap_store__node_ids(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir, int64_t at_t,
+                          uint64_t as_of, size_t *n, size_t *nseg, int *has_del);
 
 #endif

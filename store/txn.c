@@ -280,6 +280,10 @@ void gsnap_read_end(gsnap_read *rd) {
     free(rd->blooms);
     free(rd->denses);
     free(rd->scratch);
+    free(rd->merge_tmp);
+    free(rd->seg);
+    free(rd->ids);
+    free(rd->ids_tmp);
     free(rd);
 }
 

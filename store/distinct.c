@@ -1,0 +1,99 @@
+/*
+ * store/distinct.c -- the distinct neighbour ids of a node at (T, V), what
+ * the samplers draw from (sampler/source.c).
+ *
+ * gsnap_neighbors gathers every record of the node (32 bytes each), merges
+ * the runs, replays them and writes 24-byte instances, which the sampler
+ * then reduces to distinct ids. Without deletes in range an id is live iff
+ * one of its adds is in range, so the distinct ids are the union of each
+ * run's distinct ids: gathered as u64 straight from the records (a run's
+ * records are in neighbour order) and merged pairwise with deduplication.
+ * With a delete in range it falls back to the replay.
+ */
+#include "store/store_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int reserve(uint64_t **p, size_t *cap, size_t n) {
+    if (*cap >= n) return 0;
+    uint64_t *q = realloc(*p, n * sizeof *q);
+    if (!q) return GSNAP_ENOMEM;
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+/* Merge the ascending segments of rd->ids (starts rd->seg[0..nseg]) into one
+ * ascending list without duplicates; returns its length (in rd->ids). */
+static int merge_ids(gsnap_read *rd, size_t n, size_t nseg, size_t *out) {
+    if (nseg <= 1) { *out = n; return 0; }
+    int rc = reserve(&rd->ids_tmp, &rd->ids_tmp_cap, n);
+    if (rc) return rc;
+    uint64_t *src = rd->ids, *dst = rd->ids_tmp;
+    size_t *seg = rd->seg;
+    while (nseg > 1) {
+        size_t w = 0, k = 0;
+        for (size_t s = 0; s < nseg; s += 2) {
+            size_t i = seg[s], mid = seg[s + 1], hi = s + 2 <= nseg ? seg[s + 2] : mid, j = mid;
+            seg[w++] = k;
+            while (i < mid && j < hi) {
+                uint64_t a = src[i], b = src[j];
+                dst[k++] = a < b ? a : b;
+                i += a <= b;
+                j += b <= a;
+            }
+            while (i < mid) dst[k++] = src[i++];
+            while (j < hi) dst[k++] = src[j++];
+        }
+        seg[w] = k;
+        nseg = w;
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != rd->ids) { /* swap the buffers: the answer is in rd->ids */
+        size_t c = rd->ids_cap;
+        rd->ids_tmp = rd->ids;
+        rd->ids = src;
+        rd->ids_cap = rd->ids_tmp_cap;
+        rd->ids_tmp_cap = c;
+    }
+    *out = seg[1];
+    return 0;
+}
+
+int gsnap_store__distinct_nbrs(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir, int64_t at_t,
+                               uint64_t as_of, const uint64_t **ids, size_t *n) {
+    if (!db || !rd || !ids || !n) return GSNAP_EINVAL;
+    if (rd->db != db) return gsnap_store__err(db, GSNAP_EINVAL, "read view belongs to another database");
+    if (dir != GSNAP_DIR_IN && dir != GSNAP_DIR_OUT) return gsnap_neighbors(db, rd, node, dir, at_t, as_of, NULL, 0, n);
+    uint64_t v = as_of == GSNAP_VERSION_LATEST || as_of > rd->meta.version ? rd->meta.version : as_of;
+    unsigned bit = dir == GSNAP_DIR_IN ? GSNAP_KEEP_IN : GSNAP_KEEP_OUT;
+    size_t cnt, nseg;
+    int has_del = 0, rc;
+    if (!(db->keep & bit)) return gsnap_neighbors(db, rd, node, dir, at_t, as_of, NULL, 0, n); /* its error */
+    if ((rc = gsnap_store__horizon_check(db, rd, at_t, v))) return rc;
+    if ((rc = gsnap_store__node_ids(db, rd, node, dir, at_t, v, &cnt, &nseg, &has_del))) return rc;
+    if (!has_del) {
+        if ((rc = merge_ids(rd, cnt, nseg, n))) return rc;
+        *ids = rd->ids;
+        return 0;
+    }
+    /* deletes in range: the replay decides which instances live */
+    size_t m = 0, cap = rd->merge_cap ? rd->merge_cap : 64;
+    for (;;) {
+        gsnap_nbr *nb = malloc(cap * sizeof *nb);
+        if (!nb) return GSNAP_ENOMEM;
+        if ((rc = gsnap_neighbors(db, rd, node, dir, at_t, as_of, nb, cap, &m)) == 0 && m > cap) {
+            free(nb);
+            cap = m;
+            continue;
+        }
+        if (rc == 0 && !(rc = reserve(&rd->ids, &rd->ids_cap, m ? m : 1)))
+            *n = gsnap_store__distinct_ids(nb, m, rd->ids);
+        free(nb);
+        *ids = rd->ids;
+        return rc;
+    }
+}

@@ -141,8 +141,12 @@ static const char *check_contents(const unsigned char *b, const shm_layout *l, u
         uint64_t cap = caps[i], stride = cap + 2;
         for (uint64_t v = 0; v < nnodes; v++) {
             uint32_t n = cnt[v];
+            if (!cap) { /* no serving view is laid out for a cache of capacity 0 */
+                if (n != GSNAP_SAMP_UNCACHED) return "an entry in a cache of capacity 0";
+                continue;
+            }
             if (n == GSNAP_SAMP_UNCACHED) {
-                if (cap && (hot[v * stride] != n || hot[v * stride + 1] != slot_stamp(n, gen)))
+                if (hot[v * stride] != n || hot[v * stride + 1] != slot_stamp(n, gen))
                     return "serving view differs from the entries";
                 continue;
             }
@@ -195,21 +199,39 @@ static const char *verify_map(gsnap_sampler *s, int fd, uint64_t gen, void **out
     return NULL;
 }
 
+/* The file at path is not used: why, for gsnap_sampler_shared_note. */
+static int refuse(gsnap_sampler *s, const char *path, const char *why) {
+    snprintf(s->shm->why, sizeof s->shm->why, "%s: %s", path, why);
+    s->st.shared_refused++;
+    return GSNAP_ECORRUPT;
+}
+
+/* Only a regular file of this user that nobody else may write is trusted:
+ * the default directory (/dev/shm) is writable by every user, and a file
+ * another user can change after it was verified could change under the
+ * mapping (the pages a process has not written follow the file). */
+static const char *owner_check(int fd) {
+    struct stat st;
+    if (fstat(fd, &st)) return "cannot be examined";
+    if (!S_ISREG(st.st_mode)) return "not a regular file";
+    if (st.st_uid != geteuid()) return "owned by another user";
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) return "writable by other users";
+    return NULL;
+}
+
 int gsnap_samp__shared_attach(gsnap_sampler *s, uint64_t gen) {
     gsnap_samp__shared *sh = s->shm;
     char path[PATH_MAX];
     path_of(sh, gen, "", path, sizeof path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return GSNAP_NOTFOUND;
+    /* no symlink followed, no wait on a FIFO someone put under this name */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) return errno == ELOOP ? refuse(s, path, "a symbolic link") : GSNAP_NOTFOUND;
     void *m = NULL;
     shm_layout l;
-    const char *why = verify_map(s, fd, gen, &m, &l);
+    const char *why = owner_check(fd);
+    if (!why) why = verify_map(s, fd, gen, &m, &l);
     close(fd);
-    if (why) {
-        snprintf(sh->why, sizeof sh->why, "%s: %s", path, why);
-        s->st.shared_refused++;
-        return GSNAP_ECORRUPT;
-    }
+    if (why) return refuse(s, path, why);
     adopt_map(s->im, m, &l, gen);
     s->st.shared_attached++;
     s->st.shared_bytes = l.size;
@@ -270,23 +292,30 @@ static int publish(gsnap_sampler *s, int replace) {
     path_of(sh, im->gen, "", path, sizeof path);
     path_of(sh, im->gen, sfx, tmp, sizeof tmp);
     int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) return GSNAP_EIO;
+    if (fd < 0) {
+        sh->err = errno;
+        return GSNAP_EIO;
+    }
     int rc = GSNAP_EIO;
     void *m = MAP_FAILED;
     /* allocated up front: a full tmpfs answers ENOSPC here, not SIGBUS on a page write */
-    if (posix_fallocate(fd, 0, (off_t)l.size) == 0)
-        m = mmap(NULL, l.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int e = posix_fallocate(fd, 0, (off_t)l.size); /* returns its error, errno untouched */
+    if (e == 0) m = mmap(NULL, l.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int err = e ? e : m == MAP_FAILED ? errno : 0;
     if (m != MAP_FAILED) {
         fill(m, &l, im, sh);
         rc = munmap(m, l.size) == 0 ? 0 : GSNAP_EIO;
+        if (rc) err = errno;
     }
     close(fd);
     if (rc == 0) {
         if (replace) rc = rename(tmp, path) ? GSNAP_EIO : 0;
         else if (link(tmp, path) && errno != EEXIST)
             rc = rename(tmp, path) ? GSNAP_EIO : 0; /* no hard links here */
+        if (rc) err = errno;
     }
     unlink(tmp);
+    sh->err = err;
     if (rc == 0) s->st.shared_published++;
     return rc;
 }
@@ -317,7 +346,8 @@ int gsnap_samp__shared_sync(gsnap_sampler *s, int at_open) {
     if (rc == 0) return 0;
     int replace = rc == GSNAP_ECORRUPT;
     if ((rc = publish(s, replace))) { /* cannot publish here: serve private images from now on */
-        snprintf(sh->why, sizeof sh->why, "%s: cannot publish an image (%s)", sh->dir, strerror(errno));
+        snprintf(sh->why, sizeof sh->why, "%s: cannot publish an image (%s)", sh->dir,
+                 strerror(sh->err ? sh->err : EIO));
         s->st.shared_bytes = 0;
         sh->follow = 0; /* no retry (a whole image written) at every batch */
         return 0;

@@ -5,9 +5,9 @@
  * File format of a published image (version 1), little endian:
  *   header, 4096 bytes: gsnap_samp__shm_hdr, the rest zero;
  *   then, each array starting on a 4096-byte boundary: deg u32[nnodes];
- *   per cache i: cnt u32[nnodes], ver u64[nnodes], ids u64[nnodes * cap_i]
- *   (slots past cnt zero), and when cap_i > 0 the serving view u32[nnodes *
- *   (1 + cap_i)] (count, then the ids; hot.c's layout).
+ *   per cache i: cnt u32[nnodes], ver u64[nnodes], ids u64[nnodes *
+ *   max(cap_i, 1)] (slots past cnt zero), and when cap_i > 0 the serving view
+ *   u32[nnodes * (2 + cap_i)] (count, stamp, then the ids; hot.c's layout).
  *   payload_sum = XXH3-64 of bytes [4096, file_size); hdr_sum = XXH3-64 of
  *   the header struct with hdr_sum zero.
  */
@@ -42,6 +42,7 @@ struct gsnap_samp__shared {
     uint64_t snapv;  /* snapshot version the key was made for */
     int follow;      /* every generation is shared (else only the one opened on) */
     char why[PATH_MAX + 160];  /* the last refusal or failure, for the CLI */
+    int err;                   /* errno of the last failed publication (0: none) */
 };
 
 /* (Re)make s->shm's key from the sampler's parameters. */

@@ -50,6 +50,7 @@ typedef struct {
     uint32_t period;
     const char *snap;
     gsnap_refresh_policy policy; /* adaptive refresh: only the opened image is shared */
+    int uncached_mid;            /* fanouts 4,-1,6: the middle hop has a cache of capacity 0 */
 } scase;
 
 typedef struct {
@@ -72,9 +73,13 @@ static void run(const scase *c, const char *shm, run_out *out) {
     if ((out->rc = gsnap_db_open(dbdir, NULL, &db))) return;
     gsnap_sampler_options o = GSNAP_SAMPLER_OPTIONS_INIT;
     o.mode = c->mode;
-    o.layers = 2;
+    o.layers = c->uncached_mid ? 3 : 2;
     o.fanouts[0] = 4;
     o.fanouts[1] = 6;
+    if (c->uncached_mid) {
+        o.fanouts[1] = -1;
+        o.fanouts[2] = 6;
+    }
     o.seed = 11;
     o.period = c->period;
     o.gamma = 0.3;
@@ -212,8 +217,99 @@ static void damage(const char *path, int how) {
     close(fd);
 }
 
+/* Byte offset of array `which` (0 cnt, 3 serving view) of cache i in an
+ * image of this header (the layout of docs/format.md). */
+static uint64_t img_off(const gsnap_samp__shm_hdr *h, unsigned i, int which) {
+    uint64_t nn = h->nnodes, off = 4096 + ((nn * 4 + 4095) & ~4095ull);
+    for (unsigned k = 0;; k++) {
+        uint64_t cap = h->caps[k];
+        if (k == i && which == 0) return off;
+        off += ((nn * 4 + 4095) & ~4095ull) + ((nn * 8 + 4095) & ~4095ull) +
+               ((nn * (cap ? cap : 1) * 8 + 4095) & ~4095ull);
+        if (k == i) return off;
+        off += cap ? ((nn * (cap + 2) * 4 + 4095) & ~4095ull) : 0;
+    }
+}
+
+/* A cache of capacity 0 has no serving view: an image that claims node 0
+ * holds 0 ids there must be refused, whatever lies where a view would be
+ * (here: the next cache's counts, made to read as a valid empty slot of
+ * generation 0, with both checksums valid). Found by review: the check read
+ * the missing view, past the end of the file when the cache is the last. */
+static void test_capacity0(void) {
+    scase c = {GSNAP_MODE_FCR, 0, NULL, GSNAP_REFRESH_FIXED, 1};
+    char shm[600], path[900];
+    snprintf(shm, sizeof shm, "%s/cap0", shmroot);
+    mkdir(shm, 0700);
+    run_out priv, r;
+    run(&c, NULL, &priv);
+    OK(priv.rc);
+    run(&c, shm, &r);
+    CHECK(same(&priv, &r) && r.st.shared_published == 1);
+    if (!find_g0(shm, path, sizeof path)) { CHECK(!"image published"); return; }
+    int fd = open(path, O_RDWR);
+    struct stat st;
+    gsnap_samp__shm_hdr h;
+    CHECK(fd >= 0 && fstat(fd, &st) == 0 && pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h);
+    CHECK(h.ncache == 3 && h.caps[1] == 0 && h.caps[2] > 0);
+    unsigned char *m = malloc((size_t)st.st_size);
+    CHECK(m && pread(fd, m, (size_t)st.st_size, 0) == st.st_size);
+    uint32_t zero = 0;
+    memcpy(m + img_off(&h, 1, 0), &zero, 4);         /* cache 1, node 0: "0 ids held" */
+    for (int k = 0; k < 2; k++) {                    /* cache 2, nodes 0, 1: held, empty */
+        memcpy(m + img_off(&h, 2, 0) + 4 * k, &zero, 4);
+        uint32_t slot[2] = {0, 0};                   /* count 0, stamp of generation 0 */
+        memcpy(m + img_off(&h, 2, 3) + (uint64_t)k * (h.caps[2] + 2) * 4, slot, 8);
+    }
+    h.payload_sum = XXH3_64bits(m + 4096, (size_t)st.st_size - 4096);
+    h.hdr_sum = 0;
+    h.hdr_sum = XXH3_64bits(&h, sizeof h);
+    CHECK(pwrite(fd, m + 4096, (size_t)st.st_size - 4096, 4096) == st.st_size - 4096);
+    CHECK(pwrite(fd, &h, sizeof h, 0) == (ssize_t)sizeof h);
+    free(m);
+    close(fd);
+    run(&c, shm, &r);
+    CHECK_MSG(same(&priv, &r) && r.st.shared_refused == 1 && r.st.shared_published == 1,
+              "capacity 0: refused %llu published %llu rc %d", (unsigned long long)r.st.shared_refused,
+              (unsigned long long)r.st.shared_published, r.rc);
+}
+
+/* Files under the image's name that this user did not make, or that others
+ * may write, are not trusted (the default directory, /dev/shm, is writable
+ * by every user): a FIFO (opening it must not wait), a symbolic link to a
+ * good image, a good image made group- and world-writable. Each is refused,
+ * replaced by a published image, and the batches stay the private ones. */
+static void test_untrusted_files(void) {
+    scase c = {GSNAP_MODE_FCR_SC, 0, NULL, GSNAP_REFRESH_FIXED, 0};
+    char shm[600], path[900], keep[1000];
+    snprintf(shm, sizeof shm, "%s/trust", shmroot);
+    mkdir(shm, 0700);
+    run_out priv, r;
+    run(&c, NULL, &priv);
+    run(&c, shm, &r);
+    CHECK(same(&priv, &r) && r.st.shared_published == 1);
+    for (int how = 0; how < 3; how++) {
+        if (!find_g0(shm, path, sizeof path)) { CHECK(!"image published"); return; }
+        snprintf(keep, sizeof keep, "%s/good-copy", shmroot);
+        if (how == 0) {
+            CHECK(unlink(path) == 0 && mkfifo(path, 0600) == 0);
+        } else if (how == 1) {
+            CHECK(rename(path, keep) == 0 && symlink(keep, path) == 0);
+        } else {
+            CHECK(chmod(path, 0666) == 0);
+        }
+        run(&c, shm, &r);
+        CHECK_MSG(same(&priv, &r) && r.st.shared_refused == 1 && r.st.shared_published == 1,
+                  "untrusted %d: refused %llu published %llu rc %d", how,
+                  (unsigned long long)r.st.shared_refused, (unsigned long long)r.st.shared_published, r.rc);
+        unlink(keep);
+        run(&c, shm, &r); /* the image published over it is accepted */
+        CHECK(same(&priv, &r) && r.st.shared_refused == 0 && r.st.shared_attached == 1);
+    }
+}
+
 static void test_damaged(void) {
-    scase c = {GSNAP_MODE_FCR_SC, 0, NULL, GSNAP_REFRESH_FIXED};
+    scase c = {GSNAP_MODE_FCR_SC, 0, NULL, GSNAP_REFRESH_FIXED, 0};
     char shm[600], path[900];
     snprintf(shm, sizeof shm, "%s/dmg", shmroot);
     mkdir(shm, 0700);
@@ -238,7 +334,7 @@ static void test_damaged(void) {
  * generation A published instead of refreshing (publishes nothing), and
  * both give the private run's batches. */
 static void test_follower(void) {
-    scase c = {GSNAP_MODE_FSCR, 4, NULL, GSNAP_REFRESH_FIXED};
+    scase c = {GSNAP_MODE_FSCR, 4, NULL, GSNAP_REFRESH_FIXED, 0};
     char shm[600];
     snprintf(shm, sizeof shm, "%s/follow", shmroot);
     mkdir(shm, 0700);
@@ -307,7 +403,7 @@ static void test_dir_and_cli(void) {
     CHECK(strstr(gsnap_db_errmsg(db), "shared_dir") != NULL);
     gsnap_db_close(db);
     /* a directory where nothing can be created (/proc): private images, a note */
-    scase c = {GSNAP_MODE_FCR, 3, NULL, GSNAP_REFRESH_FIXED};
+    scase c = {GSNAP_MODE_FCR, 3, NULL, GSNAP_REFRESH_FIXED, 0};
     run_out priv, r;
     run(&c, NULL, &priv);
     struct stat pst;
@@ -339,13 +435,15 @@ int main(void) {
     shmroot = test_tmpdir("shared-shm");
     build_db();
     const scase cases[] = {
-        {GSNAP_MODE_FCR, 5, NULL, GSNAP_REFRESH_FIXED},  {GSNAP_MODE_FCR_SC, 0, NULL, GSNAP_REFRESH_FIXED},
-        {GSNAP_MODE_FSCR_SC, 4, NULL, GSNAP_REFRESH_FIXED}, {GSNAP_MODE_PSCR, 3, NULL, GSNAP_REFRESH_FIXED},
-        {GSNAP_MODE_FCR, 0, "s1", GSNAP_REFRESH_FIXED},
-        {GSNAP_MODE_FSCR, 3, NULL, GSNAP_REFRESH_MISS},
+        {GSNAP_MODE_FCR, 5, NULL, GSNAP_REFRESH_FIXED, 0},  {GSNAP_MODE_FCR_SC, 0, NULL, GSNAP_REFRESH_FIXED, 0},
+        {GSNAP_MODE_FSCR_SC, 4, NULL, GSNAP_REFRESH_FIXED, 0}, {GSNAP_MODE_PSCR, 3, NULL, GSNAP_REFRESH_FIXED, 0},
+        {GSNAP_MODE_FCR, 0, "s1", GSNAP_REFRESH_FIXED, 0},
+        {GSNAP_MODE_FSCR, 3, NULL, GSNAP_REFRESH_MISS, 0},
     };
     for (int k = 0; k < (int)(sizeof cases / sizeof cases[0]); k++) test_two_processes(&cases[k], k);
     test_damaged();
+    test_capacity0();
+    test_untrusted_files();
     test_follower();
     test_dir_and_cli();
     test_rmdir(dbdir);

@@ -45,12 +45,34 @@ static int key_db(gsnap_sampler *s) {
                (unsigned long long)d.st_ino, (unsigned long long)f.st_ino);
 }
 
+/* Content identity: the commit records (time, counts) of the first version
+ * and of the version read. Path and inode numbers alone match a database
+ * removed and made again at the same place (inode numbers are reused), whose
+ * old images would then be mapped for a different graph. */
+static int key_versions(gsnap_sampler *s) {
+    uint64_t vs[2] = {1, s->rp.as_of};
+    for (int i = 0; i < 2; i++) {
+        if (vs[i] == 0 || vs[i] == GSNAP_VERSION_LATEST) continue;
+        gsnap_version_info *vi = NULL;
+        size_t n = 0;
+        int rc = gsnap_db_log(s->db, NULL, vs[i], vs[i], &vi, &n);
+        if (rc) return rc;
+        if (n == 1)
+            rc = add(s->shm, "v%llu=%d/%lld/%llu/%llu;", (unsigned long long)vs[i], vi[0].known,
+                     (long long)vi[0].commit_ns, (unsigned long long)vi[0].adds,
+                     (unsigned long long)vi[0].deletes);
+        gsnap_free(vi);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
 int gsnap_samp__shared_key(gsnap_sampler *s) {
     gsnap_samp__shared *sh = s->shm;
     const gsnap_samp__rparams *rp = &s->rp;
     int rc;
     sh->keylen = 0;
-    if ((rc = key_db(s))) return rc;
+    if ((rc = key_db(s)) || (rc = key_versions(s))) return rc;
     if (s->snap) {
         const gsnap_snapshot__params *p = gsnap_snapshot__get_params(s->snap);
         if ((rc = add(sh, "snap=%s t=%lld v=%llu dir=%d seed=%llu sv=%llu;", s->snap_name,

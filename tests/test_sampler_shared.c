@@ -308,6 +308,63 @@ static void test_untrusted_files(void) {
     }
 }
 
+/* A graph of N nodes with random edges from rng seed `seed`, one version. */
+static void build_plain(const char *dir, uint64_t seed) {
+    gsnap_db_options dopts = GSNAP_DB_OPTIONS_INIT;
+    dopts.sync = GSNAP_SYNC_NONE;
+    gsnap_db *db;
+    OK(gsnap_db_open(dir, &dopts, &db));
+    gsnap_batch *b;
+    OK(gsnap_batch_begin(db, &b));
+    for (uint64_t v = 0; v < N; v++)
+        for (uint64_t i = 0, d = 2 + test_rand(&seed) % 10; i < d; i++)
+            OK(gsnap_batch_add(b, test_rand(&seed) % N, v, (int64_t)i));
+    OK(gsnap_batch_add(b, N - 1, 0, 0)); /* the same node bound in both graphs */
+    uint64_t ver;
+    OK(gsnap_batch_commit(b, &ver));
+    gsnap_db_close(db);
+}
+
+/* A database removed and made again at the same place keeps its path and,
+ * often, its inode numbers: its samplers must not map the images of the old
+ * graph. Here database A's data.mdb is overwritten in place (same inodes)
+ * with database B's bytes, which have the same version count and node bound:
+ * a shared run must give B's private batches. */
+static void test_db_identity(void) {
+    scase c = {GSNAP_MODE_FCR, 0, NULL, GSNAP_REFRESH_FIXED, 0};
+    char shm[600], fa[700], fb[700];
+    snprintf(shm, sizeof shm, "%s/ident", shmroot);
+    mkdir(shm, 0700);
+    char *keep = dbdir, *da = test_tmpdir("shared-idA"), *db = test_tmpdir("shared-idB");
+    build_plain(da, 7);
+    build_plain(db, 8);
+    run_out privb, r;
+    dbdir = db;
+    run(&c, NULL, &privb);
+    OK(privb.rc);
+    dbdir = da;
+    run(&c, shm, &r); /* publishes A's image */
+    CHECK(r.rc == 0 && r.st.shared_published == 1);
+    snprintf(fa, sizeof fa, "%s/data.mdb", da);
+    snprintf(fb, sizeof fb, "%s/data.mdb", db);
+    FILE *in = fopen(fb, "rb"), *out = fopen(fa, "r+b"); /* r+: same inode */
+    CHECK(in && out);
+    char buf[65536];
+    size_t got;
+    while (in && out && (got = fread(buf, 1, sizeof buf, in)) > 0) CHECK(fwrite(buf, 1, got, out) == got);
+    if (out) CHECK(ftruncate(fileno(out), ftell(out)) == 0);
+    if (in) fclose(in);
+    if (out) fclose(out);
+    run(&c, shm, &r);
+    CHECK_MSG(same(&privb, &r), "a database rewritten in place mapped the old graph's image (rc %d, attached %llu)",
+              r.rc, (unsigned long long)r.st.shared_attached);
+    dbdir = keep;
+    test_rmdir(da);
+    test_rmdir(db);
+    free(da);
+    free(db);
+}
+
 static void test_damaged(void) {
     scase c = {GSNAP_MODE_FCR_SC, 0, NULL, GSNAP_REFRESH_FIXED, 0};
     char shm[600], path[900];
@@ -444,6 +501,7 @@ int main(void) {
     test_damaged();
     test_capacity0();
     test_untrusted_files();
+    test_db_identity();
     test_follower();
     test_dir_and_cli();
     test_rmdir(dbdir);

@@ -98,7 +98,13 @@ static int apply_core(gsnap_sampler *s, const unsigned char *want) {
                 if (!rc)
                     rc = gsnap_samp__entry_refresh(c, s->rp.hops[i], v, full, d, &s->rp, im->gen,
                                                    s->version, 1, &s->sc, &rep, NULL);
-                if (rc) return rc;
+                if (rc) { /* v stays out of every cache: no half-made member */
+                    for (unsigned k = 0; k <= i; k++) {
+                        im->caches[k].cnt[v] = GSNAP_SAMP_UNCACHED;
+                        gsnap_samp__hot_node(im, &im->caches[k], v);
+                    }
+                    return rc;
+                }
                 gsnap_samp__hot_node(im, c, v);
             } else {
                 c->cnt[v] = GSNAP_SAMP_UNCACHED;

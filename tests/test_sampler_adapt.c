@@ -311,10 +311,47 @@ static void test_core(void) {
     tsrc_destroy(&t->base);
 }
 
+/* A node whose draw fails while it joins the run-time core is left out of
+ * the core (not a member holding 0 ids that later updates never retry), and
+ * the error reaches the caller. */
+static void test_core_join_fails(void) {
+    uint64_t rng = 17;
+    tsrc *t = tsrc_new();
+    for (uint64_t v = 0; v < CN; v++) { /* as test_core: the static core is nodes 0..49 */
+        uint64_t d = 400 / (v + 1);
+        for (uint64_t j = 0; j < (d ? d : 1); j++) tsrc_add(t, (v + 1 + j) % CN, v, 1);
+    }
+    tsrc_index(t);
+    gsnap_sampler_options o = GSNAP_SAMPLER_OPTIONS_INIT;
+    o.mode = GSNAP_MODE_FSCR;
+    o.layers = 1;
+    o.fanouts[0] = 4;
+    o.alpha = 2;
+    o.period = 5;
+    o.core_min = 4;
+    o.core_max_bytes = 50 * 112 + 111;
+    o.seed = 5;
+    gsnap_sampler *s = open_t(t, &o);
+    CHECK(!member(s, 1005));
+    uint64_t seeds[200];
+    for (int b = 0; b < 5; b++) batch(s, seeds, core_seeds(seeds, 1000, 40, b, 40, &rng), NULL);
+    tsrc_fail_node = 1005; /* a member of the hot set, joining at batch 5 */
+    const void *buf;
+    size_t len;
+    size_t n = core_seeds(seeds, 1000, 40, 5, 40, &rng);
+    int rc = gsnap_sampler_next(s, seeds, n, &buf, &len);
+    tsrc_fail_node = UINT64_MAX;
+    CHECK_MSG(rc == GSNAP_EIO, "the failed join is reported (rc %d)", rc);
+    CHECK_MSG(!member(s, 1005), "node 1005 is not a member after its join failed");
+    gsnap_sampler_close(s);
+    tsrc_destroy(&t->base);
+}
+
 int main(void) {
     test_miss();
     test_needed_layers();
     test_feedback();
     test_core();
+    test_core_join_fails();
     TEST_DONE();
 }

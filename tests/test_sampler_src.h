@@ -59,8 +59,11 @@ static int tsrc_list(tsrc *t, uint64_t v, uint64_t as_of, uint64_t **buf, size_t
 }
 static int tsrc_begin(gsnap_samp__src *s, int64_t at_t, uint64_t as_of) { (void)at_t; ((tsrc *)s)->as_of = as_of; return 0; }
 static void tsrc_end(gsnap_samp__src *s) { (void)s; }
+/* Fault injection: nbrs of this node fails with GSNAP_EIO (UINT64_MAX: none). */
+static uint64_t tsrc_fail_node = UINT64_MAX;
 static int tsrc_nbrs(gsnap_samp__src *s, uint64_t node, const uint64_t **ids, size_t *n) {
     tsrc *t = (tsrc *)s;
+    if (node == tsrc_fail_node) return GSNAP_EIO;
     int rc = tsrc_list(t, node, t->as_of, &t->buf, &t->bcap, n);
     *ids = t->buf;
     s->bytes_read += *n * 8;

@@ -35,6 +35,7 @@ void gsnap_store__warm(gsnap_db *db) {
     if (!__atomic_load_n(&db->queried, __ATOMIC_RELAXED)) return;
     gsnap_read *rd;
     if (gsnap_read_begin(db, &rd)) return;
+    uint64_t warm = __atomic_load_n(&db->warm_run, __ATOMIC_RELAXED);
     for (size_t i = 0; i < rd->nruns; i++) {
         const gsnap_run *run = &rd->runs[i];
         for (uint8_t dir = 0; dir < 2; dir++) {
@@ -45,10 +46,13 @@ void gsnap_store__warm(gsnap_db *db) {
             } else {
                 gsnap_bloom_ref b = {0};
                 if (gsnap_bloom__load(db, rd->txn, run->id, dir, &b)) break;
-                if (run->id > db->warm_run) warm_chunks(db, rd, run, dir);
+                if (run->id > warm) warm_chunks(db, rd, run, dir);
             }
         }
     }
-    if (rd->nruns && rd->runs[rd->nruns - 1].id > db->warm_run) db->warm_run = rd->runs[rd->nruns - 1].id;
+    /* batches may commit from several threads: warm_run is a hint (a run
+     * verified twice costs time, not correctness), kept with atomic access */
+    if (rd->nruns && rd->runs[rd->nruns - 1].id > warm)
+        __atomic_store_n(&db->warm_run, rd->runs[rd->nruns - 1].id, __ATOMIC_RELAXED);
     gsnap_read_end(rd);
 }

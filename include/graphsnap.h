@@ -810,7 +810,7 @@ typedef struct {
                                 nodes of degree above threshold; cached modes without a
                                 snapshot). 0 = the static degree core */
     uint64_t core_max_bytes; /* run-time core: bound on the core's bytes (per member the
-                                sum over caches of 16 + 12 * cap: entry, count, version
+                                sum over caches of 20 + 12 * cap: entry, count, version
                                 and serving slot); hottest first; 0 = no bound */
     /* end of the issue-18 block */
     /* since version 4 -- shared host tier (issue 18, sampler/shared.c;
@@ -988,7 +988,7 @@ typedef struct {
     uint64_t decisions;       /* scheduled refreshes at which gamma was chosen */
     uint64_t skipped;         /* FSCR / PCF refreshes skipped: every gamma was 0 */
     uint64_t core_nodes;      /* nodes holding an entry now (in any cache) */
-    uint64_t core_bytes;      /* their bytes (per member: sum over caches of 16 + 12 * cap) */
+    uint64_t core_bytes;      /* their bytes (per member: sum over caches of 20 + 12 * cap) */
     uint64_t core_joined;     /* nodes that joined the run-time core so far */
     uint64_t core_left;       /* nodes that left it so far */
     uint64_t core_capped;     /* candidates kept out by core_max_bytes at the last update */

@@ -10,8 +10,9 @@
  * threshold 0). With options.core_max_bytes, the core holds the hottest
  * candidates (ties: smaller id first) whose bytes fit the bound; at open the
  * static degree core is cut to the bound the same way (highest degree
- * first). A member's bytes: the sum over caches of 16 + 12 * cap (u64 ids,
- * u32 count, u64 version, u32 serving slot of 1 + cap words).
+ * first). A member's bytes: the sum over caches of 20 + 12 * cap (u64 ids,
+ * u32 count, u64 version, u32 serving slot of 2 + cap words: count, stamp,
+ * ids).
  */
 #include "sampler/sampler_int.h"
 #include <stdlib.h>
@@ -20,7 +21,7 @@
 static uint64_t member_bytes(const gsnap_sampler *s) {
     uint64_t b = 0;
     for (unsigned i = 0; s->im && i < s->im->ncache; i++)
-        if (s->im->caches[i].cap) b += 16 + 12 * (uint64_t)s->im->caches[i].cap;
+        if (s->im->caches[i].cap) b += 20 + 12 * (uint64_t)s->im->caches[i].cap;
     return b;
 }
 

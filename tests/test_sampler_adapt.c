@@ -238,6 +238,11 @@ static void test_feedback(void) {
 }
 
 #define CN 2000
+/* Bytes of a core member in one cache of capacity 8, from what it holds:
+ * u64 ids, u32 count, u64 version, and its serving slot (hot.c: count,
+ * stamp, ids, u32 each). */
+#define MEMBER8 (8 * 8 + 4 + 8 + 4 * (2 + 8))
+
 static int member(gsnap_sampler *s, uint64_t v) {
     return s->im->caches[0].cnt[v] != GSNAP_SAMP_UNCACHED;
 }
@@ -265,15 +270,15 @@ static void test_core(void) {
     o.mode = GSNAP_MODE_FSCR;
     o.layers = 1;
     o.fanouts[0] = 4;
-    o.alpha = 2; /* cap 8: a member costs 16 + 12 * 8 = 112 bytes */
+    o.alpha = 2; /* cap 8: a member costs MEMBER8 bytes */
     o.period = 5;
     o.core_min = 4;
-    o.core_max_bytes = 50 * 112 + 111; /* 50 members */
+    o.core_max_bytes = 50 * MEMBER8 + MEMBER8 - 1; /* 50 members */
     o.seed = 5;
     gsnap_sampler *s = open_t(t, &o);
     gsnap_adapt_stats as;
     gsnap_sampler_adapt_stats_get(s, &as);
-    CHECK(as.dynamic_core == 1 && as.core_nodes == 50 && as.core_bytes == 50 * 112);
+    CHECK(as.dynamic_core == 1 && as.core_nodes == 50 && as.core_bytes == 50 * MEMBER8);
     int ok = 1;
     for (uint64_t v = 0; v < CN; v++) ok &= member(s, v) == (v < 50); /* highest degree */
     CHECK_MSG(ok, "the static core cut to the bound: nodes 0..49");
@@ -329,7 +334,7 @@ static void test_core_join_fails(void) {
     o.alpha = 2;
     o.period = 5;
     o.core_min = 4;
-    o.core_max_bytes = 50 * 112 + 111;
+    o.core_max_bytes = 50 * MEMBER8 + MEMBER8 - 1;
     o.seed = 5;
     gsnap_sampler *s = open_t(t, &o);
     CHECK(!member(s, 1005));

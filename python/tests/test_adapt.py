@@ -93,10 +93,11 @@ def test_miss_policy_follows_ingest(db):
 
 def test_core_options_and_errors(db):
     graph(db)
-    with db.sampler([5], mode="fscr", period=2, core_min=2, core_max_bytes=10 * 136,
+    member = 8 * 10 + 4 + 8 + 4 * (2 + 10)  # cap 10: ids, count, version, serving slot
+    with db.sampler([5], mode="fscr", period=2, core_min=2, core_max_bytes=10 * member,
                     seed=4) as s:
         a = s.adapt_stats()
-        assert a["dynamic_core"] == 1 and a["core_bytes"] <= 10 * 136 and a["core_nodes"] == 10
+        assert a["dynamic_core"] == 1 and a["core_bytes"] <= 10 * member and a["core_nodes"] == 10
         hot = np.arange(20, 25, dtype=np.uint64)
         run(s, 3, hot)                         # batch 2: the core is the 5 hot nodes
         a = s.adapt_stats()

@@ -1000,15 +1000,17 @@ typedef struct {
  * next scheduled refresh uses the last value reported per layer: gamma =
  * min(1, kappa * value). Returns GSNAP_OK, or GSNAP_EINVAL (s NULL, layer
  * >= layers, value negative or not finite, or the sampler's policy is not
- * FEEDBACK). One thread at a time per sampler (as every sampler call). O(1).
+ * FEEDBACK; the database's error message says which). One thread at a time per sampler (as every sampler call). O(1).
  */
 int gsnap_sampler_report(gsnap_sampler *s, unsigned layer, double value);
 
 /**
  * The gamma decisions so far, oldest first: copies up to `max` records into
  * out (NULL is fine with max 0) and returns how many there are in all (one
- * record per cached layer per scheduled refresh of an OTF mode; 0 for FBL,
- * FCR and before the first refresh). Kept until close. One thread at a time
+ * record per cached layer per scheduled refresh of an OTF mode, kept only
+ * when the sampler has adaptive state: a miss or feedback policy, or a
+ * run-time core (options.core_min); 0 otherwise, for FBL and FCR, and before
+ * the first refresh). Kept until close. One thread at a time
  * per sampler. O(max).
  */
 size_t gsnap_sampler_gamma_history(const gsnap_sampler *s, gsnap_gamma_choice *out, size_t max);

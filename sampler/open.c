@@ -34,10 +34,17 @@ static int bad(gsnap_db *db, const char *what) {
     return GSNAP_EINVAL;
 }
 
+static int bad_version(gsnap_db *db, const gsnap_sampler_options *opts) {
+    if (db)
+        return gsnap_store__err(db, GSNAP_EINVAL, "sampler: options version %u, this build reads versions 1..%d",
+                                opts ? opts->version : 0, GSNAP_SAMPLER_OPTIONS_VERSION);
+    return GSNAP_EINVAL;
+}
+
 /* Fill defaults and check the options; derive per-hop fanouts and caches. */
 static int setup_options(gsnap_sampler *s, const gsnap_sampler_options *opts) {
     gsnap_sampler_options o;
-    if (gsnap_samp__copy_options(&o, opts)) return bad(s->db, "options version");
+    if (gsnap_samp__copy_options(&o, opts)) return bad_version(s->db, opts);
     int arc = gsnap_samp__attr_setup(s, &o); /* features / labels (gather.c) */
     if (arc) return arc;
     if ((unsigned)o.mode >= GSNAP_MODE_COUNT) return bad(s->db, "unknown mode");
@@ -229,7 +236,7 @@ int gsnap_sampler_open(gsnap_db *db, const char *snapshot, const gsnap_sampler_o
     if (!s) return GSNAP_ENOMEM;
     s->db = db;
     gsnap_sampler_options o;
-    if (gsnap_samp__copy_options(&o, opts)) { rc = bad(db, "options version"); goto fail; }
+    if (gsnap_samp__copy_options(&o, opts)) { rc = bad_version(db, opts); goto fail; }
     if (snapshot) { /* the snapshot fixes direction and (T, V); alpha by default */
         if ((rc = gsnap_samp__persist_open(s, snapshot))) goto fail;
         const gsnap_snapshot__params *p = gsnap_snapshot__get_params(s->snap);

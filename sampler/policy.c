@@ -203,9 +203,17 @@ int gsnap_samp__adapt_due(gsnap_sampler *s, int *skip) {
 /* ---- public ------------------------------------------------------------------ */
 
 int gsnap_sampler_report(gsnap_sampler *s, unsigned layer, double value) {
-    if (!s || s->magic != GSNAP_SAMP_MAGIC || !s->ad || s->ad->policy != GSNAP_REFRESH_FEEDBACK)
+    if (!s || s->magic != GSNAP_SAMP_MAGIC) return GSNAP_EINVAL;
+    if (!s->ad || s->ad->policy != GSNAP_REFRESH_FEEDBACK)
+        return bad(s, "report: the sampler's refresh policy is not feedback");
+    if (layer >= s->L) {
+        if (s->db)
+            return gsnap_store__err(s->db, GSNAP_EINVAL, "sampler: report: layer %u, the sampler has %u",
+                                    layer, s->L);
         return GSNAP_EINVAL;
-    if (layer >= s->L || !(value >= 0) || !isfinite(value)) return GSNAP_EINVAL;
+    }
+    if (!(value >= 0) || !isfinite(value))
+        return bad(s, "report: the statistic must be finite and >= 0");
     s->ad->stat[s->L - layer] = value;
     return 0;
 }

@@ -120,6 +120,7 @@ static void free_scratch(gsnap_sampler *s) {
 
 void gsnap_sampler_close(gsnap_sampler *s) {
     if (!s || s->magic != GSNAP_SAMP_MAGIC) return;
+    gsnap_samp__workers_stop(s); /* its threads read the image */
     gsnap_sampler__bg_join(s);
     gsnap_samp__image_free(s->bg_ready);
     gsnap_samp__image_free(s->spare);
@@ -270,6 +271,9 @@ void gsnap_sampler_stats_get(const gsnap_sampler *s, gsnap_sampler_stats *st) {
 }
 
 uint64_t gsnap_sampler_cache_checksum(const gsnap_sampler *s) {
+    /* workers may be bringing entries up to date: batches ahead are dropped
+     * (recomputed, the same bytes); s is never a const object */
+    if (s && s->magic == GSNAP_SAMP_MAGIC) gsnap_samp__ahead_drop((gsnap_sampler *)s);
     return s && s->im ? gsnap_samp__image_checksum(s->im) : 0;
 }
 

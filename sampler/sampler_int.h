@@ -445,11 +445,12 @@ struct gsnap_sampler {
     /* parallel batch production (workers.c) */
     uint64_t *rseeds; /* the batch's random seeds (gsnap_sampler_next with seeds NULL) */
     size_t rseeds_cap;
-    struct gsnap_sampler **shadow; /* o.workers - 1 shadow samplers: own scratch and source */
+    struct gsnap_sampler **shadow; /* o.workers shadow samplers: own scratch and source */
     unsigned nshadow;
     struct gsnap_samp__slot *slot; /* a round's batches: buffer, result, statistics */
     unsigned nslot;
-    unsigned ahead_n, ahead_next; /* slot[ahead_next..ahead_n) hold batches s->batch.. */
+    unsigned ahead_n, ahead_next; /* slot[ahead_next..ahead_n): batches s->batch.. (made or being made) */
+    struct gsnap_samp__pool *pool; /* the worker threads (workers.c), NULL until used */
     size_t ahead_nseeds;          /* their seed count */
     struct gsnap_samp__adapt *ad; /* adaptive refresh / run-time core (policy.c), or NULL */
     struct gsnap_samp__shared *shm; /* shared host tier (shared.c), NULL = off */
@@ -464,11 +465,15 @@ int gsnap_samp__produce(gsnap_sampler *s, const uint64_t *seeds, size_t nseeds);
  * no features / labels, not PSCR: nothing a batch does changes the next.) */
 int gsnap_samp__workers_usable(const gsnap_sampler *s);
 /* gsnap_sampler_next with random seeds on workers: the batches of a round
- * (up to o.workers, never across a refresh boundary) are produced together,
- * then returned one per call in order. */
+ * (up to 16 o.workers, never across a refresh boundary) are produced by a
+ * persistent pool of threads, also between calls, and returned one per call
+ * in order as soon as each is ready. */
 int gsnap_samp__next_parallel(gsnap_sampler *s, size_t nseeds, const void **buf, size_t *len);
-/* Drop batches produced ahead (the cache is about to change). */
+/* Drop batches produced ahead (the cache is about to change): the pool stops
+ * claiming and the batches being produced are waited for. */
 void gsnap_samp__ahead_drop(gsnap_sampler *s);
+/* Join the pool's threads (close: before the image goes). */
+void gsnap_samp__workers_stop(gsnap_sampler *s);
 void gsnap_samp__workers_free(gsnap_sampler *s);
 
 /* refresh.c: between and during batches --------------------------------- */

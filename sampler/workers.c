@@ -29,12 +29,13 @@
 
 /* Batches per round per worker: a round ends with a join, so it should be
  * long enough that one descheduled thread (a shared machine) costs little. */
-#define ROUND_PER_WORKER 4
+#define ROUND_PER_WORKER 16
 
 struct gsnap_samp__slot {
     void *buf;
     size_t cap, len;
     int rc;
+    int ready; /* produced (under the pool's mu) */
     gsnap_sampler_stats st; /* the batch's counts (those a batch changes) */
 };
 
@@ -64,7 +65,10 @@ static void shadow_free(gsnap_sampler *w) {
     free(w);
 }
 
+static void pool_free(struct gsnap_samp__pool *p);
+
 void gsnap_samp__workers_free(gsnap_sampler *s) {
+    gsnap_samp__workers_stop(s);
     for (unsigned i = 0; i < s->nshadow; i++) shadow_free(s->shadow[i]);
     free(s->shadow);
     s->shadow = NULL;
@@ -76,7 +80,6 @@ void gsnap_samp__workers_free(gsnap_sampler *s) {
     s->ahead_n = s->ahead_next = 0;
 }
 
-void gsnap_samp__ahead_drop(gsnap_sampler *s) { s->ahead_n = s->ahead_next = 0; }
 
 /* A shadow: the read-only parameters of s, fresh scratch, a forked source. */
 static int shadow_new(gsnap_sampler *s, gsnap_sampler **out) {
@@ -103,7 +106,7 @@ static int shadow_new(gsnap_sampler *s, gsnap_sampler **out) {
 }
 
 static int ensure_contexts(gsnap_sampler *s) {
-    unsigned want = s->o.workers - 1, slots = s->o.workers * ROUND_PER_WORKER;
+    unsigned want = s->o.workers, slots = s->o.workers * ROUND_PER_WORKER;
     if (!s->slot) {
         if (!(s->slot = calloc(slots, sizeof *s->slot))) return GSNAP_ENOMEM;
         s->nslot = slots;
@@ -161,35 +164,41 @@ static void stats_add(gsnap_sampler_stats *a, const gsnap_sampler_stats *d) {
     }
 }
 
-/* One round's shared state. */
-typedef struct {
+/* The pool: o.workers threads (o.workers - 1 started once, kept until close,
+ * and the caller's), each on its own shadow context. A round is batches
+ * b .. b+m-1; they are claimed in order under mu; the caller takes slot i as
+ * soon as it is ready and, while it is not, claims and produces the next
+ * unclaimed batch itself. */
+struct gsnap_samp__pool {
+    pthread_mutex_t mu;
+    pthread_cond_t work; /* the threads wait here for a batch to claim */
+    pthread_cond_t done; /* the caller waits here for a slot (or for idle) */
     gsnap_sampler *s;
-    uint64_t b; /* first batch of the round */
-    size_t nseeds;
-    unsigned m;
-    atomic_uint next;
-} round_ctx;
+    uint64_t b;     /* the round's first batch */
+    size_t nseeds;  /* seeds per batch */
+    unsigned m;     /* batches in the round */
+    unsigned next;  /* the next index to claim (>= m: none left) */
+    unsigned busy;  /* batches being produced */
+    int stop;       /* close: the threads return */
+    unsigned nth;   /* threads started */
+    pthread_t th[GSNAP_SAMP_MAX_WORKERS];
+    gsnap_sampler *ctx[GSNAP_SAMP_MAX_WORKERS]; /* a thread's context: shadow[t] */
+};
 
-typedef struct {
-    round_ctx *r;
-    gsnap_sampler *ctx; /* s itself (the caller's thread) or a shadow */
-} worker_arg;
-
-/* Batch r->b + i on context ctx into slot i. */
-static void produce_one(round_ctx *r, gsnap_sampler *ctx, unsigned i) {
-    gsnap_sampler *s = r->s;
+/* Batch p->b + i on context ctx into slot i (claimed: no one else touches it). */
+static void produce_one(struct gsnap_samp__pool *p, gsnap_sampler *ctx, unsigned i) {
+    gsnap_sampler *s = p->s;
     struct gsnap_samp__slot *sl = &s->slot[i];
-    int own_view = ctx != s; /* s's read view was begun by before_batch */
-    size_t n = r->nseeds;
+    size_t n = p->nseeds;
     gsnap_sampler_stats before = ctx->st;
-    ctx->batch = r->b + i;
+    ctx->batch = p->b + i;
     int rc = gsnap_vec_reserve((void **)&ctx->rseeds, &ctx->rseeds_cap, n ? n : 1,
                                sizeof *ctx->rseeds);
     if (!rc) rc = gsnap_sampler_random_seeds(ctx, ctx->batch, n, ctx->rseeds);
-    if (!rc && own_view) rc = ctx->src->begin(ctx->src, ctx->rp.at_t, ctx->version);
+    if (!rc) rc = ctx->src->begin(ctx->src, ctx->rp.at_t, ctx->version);
     if (!rc) {
         rc = gsnap_samp__produce(ctx, ctx->rseeds, n);
-        if (own_view) ctx->src->end(ctx->src);
+        ctx->src->end(ctx->src);
     }
     stats_delta(&sl->st, &ctx->st, &before);
     ctx->st = before; /* counted when the batch is returned */
@@ -205,73 +214,167 @@ static void produce_one(round_ctx *r, gsnap_sampler *ctx, unsigned i) {
     ctx->buf_len = 0;
 }
 
-static void *round_worker(void *arg) {
-    worker_arg *a = arg;
+/* Claim, produce and publish one batch; mu held on entry and on return. */
+static void claim_one(struct gsnap_samp__pool *p, gsnap_sampler *ctx) {
+    unsigned i = p->next++;
+    p->busy++;
+    pthread_mutex_unlock(&p->mu);
+    produce_one(p, ctx, i);
+    pthread_mutex_lock(&p->mu);
+    p->s->slot[i].ready = 1;
+    p->busy--;
+    pthread_cond_signal(&p->done); /* only the caller waits on done */
+}
+
+typedef struct {
+    struct gsnap_samp__pool *p;
+    unsigned t;
+} thread_arg;
+
+static void *pool_thread(void *arg) {
+    struct gsnap_samp__pool *p = ((thread_arg *)arg)->p;
+    gsnap_sampler *ctx = p->ctx[((thread_arg *)arg)->t];
+    free(arg);
+    pthread_mutex_lock(&p->mu);
     for (;;) {
-        unsigned i = atomic_fetch_add(&a->r->next, 1);
-        if (i >= a->r->m) break;
-        produce_one(a->r, a->ctx, i);
+        while (!p->stop && p->next >= p->m) pthread_cond_wait(&p->work, &p->mu);
+        if (p->stop) break;
+        claim_one(p, ctx);
     }
+    pthread_mutex_unlock(&p->mu);
     return NULL;
+}
+
+/* Stop claiming and wait for the batches being produced (the pool is idle
+ * after it: the image and the shadows may change). */
+static void pool_quiesce(struct gsnap_samp__pool *p) {
+    pthread_mutex_lock(&p->mu);
+    if (p->next < p->m) p->next = p->m;
+    while (p->busy) pthread_cond_wait(&p->done, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+}
+
+void gsnap_samp__ahead_drop(gsnap_sampler *s) {
+    if (s->pool) pool_quiesce(s->pool);
+    s->ahead_n = s->ahead_next = 0;
+}
+
+static void pool_free(struct gsnap_samp__pool *p) {
+    if (!p) return;
+    pthread_mutex_lock(&p->mu);
+    p->stop = 1;
+    pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->mu);
+    for (unsigned t = 0; t < p->nth; t++) pthread_join(p->th[t], NULL);
+    pthread_cond_destroy(&p->work);
+    pthread_cond_destroy(&p->done);
+    pthread_mutex_destroy(&p->mu);
+    free(p);
+}
+
+void gsnap_samp__workers_stop(gsnap_sampler *s) {
+    if (s->pool) pool_quiesce(s->pool);
+    pool_free(s->pool);
+    s->pool = NULL;
+    s->ahead_n = s->ahead_next = 0;
+}
+
+/* The pool and its threads (shadow[0 .. W-2]; shadow[W-1] is the caller's). */
+static int pool_start(gsnap_sampler *s) {
+    struct gsnap_samp__pool *p = calloc(1, sizeof *p);
+    if (!p) return GSNAP_ENOMEM;
+    p->s = s;
+    if (pthread_mutex_init(&p->mu, NULL)) {
+        free(p);
+        return GSNAP_ENOMEM;
+    }
+    pthread_cond_init(&p->work, NULL);
+    pthread_cond_init(&p->done, NULL);
+    s->pool = p;
+    for (unsigned t = 0; t + 1 < s->nshadow; t++) {
+        thread_arg *a = malloc(sizeof *a);
+        if (!a) return GSNAP_ENOMEM; /* the threads started so far are kept */
+        *a = (thread_arg){p, t};
+        p->ctx[t] = s->shadow[t];
+        if (pthread_create(&p->th[t], NULL, pool_thread, a) != 0) {
+            free(a);
+            break; /* fewer threads: the caller produces the rest */
+        }
+        p->nth = t + 1;
+    }
+    return 0;
+}
+
+/* Wait until slot i is ready, producing unclaimed batches meanwhile. */
+static void wait_slot(gsnap_sampler *s, unsigned i) {
+    struct gsnap_samp__pool *p = s->pool;
+    gsnap_sampler *self = s->shadow[s->nshadow - 1];
+    pthread_mutex_lock(&p->mu);
+    while (!s->slot[i].ready) {
+        if (p->next < p->m) claim_one(p, self);
+        else pthread_cond_wait(&p->done, &p->mu);
+    }
+    pthread_mutex_unlock(&p->mu);
 }
 
 /* Return slot i's batch (the next one). */
 static int take_slot(gsnap_sampler *s, unsigned i, const void **buf, size_t *len) {
+    wait_slot(s, i);
     struct gsnap_samp__slot *sl = &s->slot[i];
-    if (sl->rc) {
-        gsnap_samp__ahead_drop(s);
-        return sl->rc;
-    }
+    if (sl->rc) return sl->rc;
     stats_add(&s->st, &sl->st);
     *buf = sl->buf;
     *len = sl->len;
     return 0;
 }
 
+/* Start the round b .. b+m-1 (the pool is idle). */
+static void round_start(gsnap_sampler *s, size_t nseeds, unsigned m) {
+    struct gsnap_samp__pool *p = s->pool;
+    pthread_mutex_lock(&p->mu);
+    for (unsigned t = 0; t < s->nshadow; t++) {
+        s->shadow[t]->im = s->im;
+        s->shadow[t]->version = s->version;
+    }
+    for (unsigned i = 0; i < m; i++) s->slot[i].ready = 0;
+    p->b = s->batch;
+    p->nseeds = nseeds;
+    p->m = m;
+    p->next = 0;
+    pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->mu);
+}
+
 int gsnap_samp__next_parallel(gsnap_sampler *s, size_t nseeds, const void **buf, size_t *len) {
     int rc;
     if (s->ahead_next < s->ahead_n) {
-        if ((rc = take_slot(s, s->ahead_next++, buf, len))) return rc;
+        if ((rc = take_slot(s, s->ahead_next++, buf, len))) {
+            gsnap_samp__ahead_drop(s);
+            return rc;
+        }
         s->batch++;
         s->st.batches++;
-        if (s->ahead_next == s->ahead_n) gsnap_samp__ahead_drop(s);
+        if (s->ahead_next == s->ahead_n) s->ahead_n = s->ahead_next = 0;
         return 0;
     }
     if ((rc = ensure_contexts(s))) return rc;
+    if (!s->pool && (rc = pool_start(s))) return rc;
     if ((rc = gsnap_sampler__before_batch(s))) return rc; /* refresh swap, read view */
     /* the round: batches b .. b+m-1, short of the next refresh */
-    uint64_t b = s->batch;
     unsigned m = s->nslot;
     if (s->o.period && s->im) {
-        uint64_t left = s->o.period - b % s->o.period;
+        uint64_t left = s->o.period - s->batch % s->o.period;
         if (left < m) m = (unsigned)left;
     }
-    round_ctx r = {s, b, nseeds, m, 0};
-    atomic_init(&r.next, 0);
-    worker_arg args[GSNAP_SAMP_MAX_WORKERS];
-    pthread_t th[GSNAP_SAMP_MAX_WORKERS];
-    unsigned started = 0;
-    for (unsigned t = 0; t < s->nshadow && t + 1 < m; t++) {
-        gsnap_sampler *w = s->shadow[t];
-        w->im = s->im;
-        w->version = s->version;
-        args[t] = (worker_arg){&r, w};
-        if (pthread_create(&th[t], NULL, round_worker, &args[t]) != 0) break;
-        started++;
-    }
-    worker_arg self = {&r, s};
-    round_worker(&self); /* this thread takes batches too (all of them if none started) */
-    for (unsigned t = 0; t < started; t++) pthread_join(th[t], NULL);
-    s->batch = b;
+    round_start(s, nseeds, m);
+    s->ahead_next = 1;
+    s->ahead_n = m;
     rc = take_slot(s, 0, buf, len);
     rc = gsnap_sampler__after_batch(s, rc);
+    if (rc || m == 1) gsnap_samp__ahead_drop(s);
     if (rc) {
         *buf = NULL;
         *len = 0;
-        return rc;
     }
-    s->ahead_next = 1;
-    s->ahead_n = m;
-    if (m == 1) gsnap_samp__ahead_drop(s);
-    return 0;
+    return rc;
 }

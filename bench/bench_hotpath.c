@@ -33,7 +33,10 @@
  *                 [--batches 300] [--batch-size 1024] [--period 50]
  *                 [--only MODE] [--no-csr] [--workers N] [--out FILE]
  *
- * --only MODE --no-csr runs one mode alone (for `perf record`).
+ * --only MODE --no-csr runs one mode alone (for `perf record`);
+ * `--profile-workers N` runs only N workers on that mode (default fscr), once,
+ * and prints batches/s, CPU seconds per batch and the bytes of a batch (for
+ * `perf stat` / `perf record` of 1 worker against N).
  */
 #include "graphsnap.h"
 #include <stdio.h>
@@ -198,7 +201,7 @@ typedef struct {
     csr_layer ly[GSNAP_MAX_LAYERS + 1];
 } csr_run_ctx;
 
-typedef struct { double eps, eps_sync, csr_eps, refresh_per_batch, wait_per_batch, secs, cpu; uint64_t edges; } lib_res;
+typedef struct { double eps, eps_sync, csr_eps, refresh_per_batch, wait_per_batch, secs, cpu, bytes; uint64_t edges; } lib_res;
 static double cpu_now(void);
 
 /* The library over `batches` batches; with c, the CSR sampler runs the same
@@ -223,6 +226,7 @@ static lib_res lib_run(gsnap_db *db, gsnap_sample_mode mode, const int32_t *fan,
     if ((rc = gsnap_sampler_open(db, NULL, &o, &s))) die("sampler open", rc);
     double tl = 0, tc = 0, u0 = cpu_now();
     uint64_t ce = 0;
+    double bytes = 0;
     for (unsigned b0 = 0; b0 < batches; b0 += 10) {
         unsigned b1 = b0 + 10 < batches ? b0 + 10 : batches;
         double t0 = now();
@@ -237,6 +241,7 @@ static lib_res lib_run(gsnap_db *db, gsnap_sample_mode mode, const int32_t *fan,
             if (!lib_seeds) seeds_of(b, n, seeds, bsize);
             rc = gsnap_sampler_next(s, lib_seeds ? NULL : seeds, bsize, &buf, &len);
             if (rc) die("sample", rc);
+            bytes += (double)len;
         }
         tc += t1 - t0;
         tl += now() - t1;
@@ -244,6 +249,7 @@ static lib_res lib_run(gsnap_db *db, gsnap_sample_mode mode, const int32_t *fan,
     lib_res r;
     r.cpu = cpu_now() - u0; /* with c: the CSR chunks too */
     r.secs = tl;
+    r.bytes = bytes / (batches ? batches : 1);
     gsnap_sampler_stats st;
     gsnap_sampler_stats_get(s, &st);
     r.edges = st.edges;
@@ -308,7 +314,7 @@ static int cmp_dbl(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
     const char *input = NULL, *fmt = NULL, *fans = "10,10", *only = NULL, *outp = NULL;
-    unsigned batches = 300, bsize = 1024, period = 50, workers = 1;
+    unsigned batches = 300, bsize = 1024, period = 50, workers = 1, profile = 0;
     int no_csr = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--input") && i + 1 < argc) input = argv[++i];
@@ -320,6 +326,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
         else if (!strcmp(argv[i], "--workers") && i + 1 < argc) workers = (unsigned)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--out") && i + 1 < argc) outp = argv[++i];
+        else if (!strcmp(argv[i], "--profile-workers") && i + 1 < argc) profile = (unsigned)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--no-csr")) no_csr = 1;
         else {
             fprintf(stderr, "usage: bench_hotpath --input FILE [--format bin|tsv] [--fanouts 10,10] "
@@ -392,6 +399,14 @@ int main(int argc, char **argv) {
         c.ly[li].src = malloc(fr * 8);
     }
     uint64_t *seeds = malloc(bsize * sizeof *seeds);
+    if (profile) {
+        gsnap_sample_mode pm = GSNAP_MODE_FSCR;
+        if (only) gsnap_sample_mode_parse(only, &pm);
+        lib_res a = lib_run(db, pm, fan, L, period, profile, seeds, n, bsize, batches, NULL, 1);
+        say("%s: %u workers: %.1f batches/s, CPU seconds per batch %.3g, %.0f bytes per batch\n",
+            gsnap_sample_mode_name(pm), profile, batches / a.secs, a.cpu / batches, a.bytes);
+        return 0;
+    }
     static const gsnap_sample_mode modes[] = {GSNAP_MODE_FCR, GSNAP_MODE_FCR_SC, GSNAP_MODE_PSCR,
                                               GSNAP_MODE_PSCR_SC, GSNAP_MODE_FSCR,
                                               GSNAP_MODE_FSCR_SC};

@@ -23,19 +23,23 @@
  * recomputed, so batch i is the same whatever W.
  */
 #include "sampler/sampler_int.h"
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Batches per round per worker: a round ends with a join, so it should be
- * long enough that one descheduled thread (a shared machine) costs little. */
-#define ROUND_PER_WORKER 16
+/* Slots per worker: batches produced ahead of the caller. Few, so that the
+ * buffers a context writes stay in its core's cache; more than one, so that
+ * a descheduled thread (a shared machine) costs little. */
+#define SLOTS_PER_WORKER 3
+/* A round without a refresh boundary (period 0) ends after this many batches. */
+#define ROUND_MAX (1u << 30)
 
 struct gsnap_samp__slot {
     void *buf;
     size_t cap, len;
     int rc;
-    int ready; /* produced (under the pool's mu) */
+    int ready;    /* produced (under the pool's mu) */
+    unsigned idx; /* of the round's batch in it */
+    unsigned owner; /* the context that wrote buf */
     gsnap_sampler_stats st; /* the batch's counts (those a batch changes) */
 };
 
@@ -106,7 +110,7 @@ static int shadow_new(gsnap_sampler *s, gsnap_sampler **out) {
 }
 
 static int ensure_contexts(gsnap_sampler *s) {
-    unsigned want = s->o.workers, slots = s->o.workers * ROUND_PER_WORKER;
+    unsigned want = s->o.workers, slots = s->o.workers * SLOTS_PER_WORKER;
     if (!s->slot) {
         if (!(s->slot = calloc(slots, sizeof *s->slot))) return GSNAP_ENOMEM;
         s->nslot = slots;
@@ -165,10 +169,14 @@ static void stats_add(gsnap_sampler_stats *a, const gsnap_sampler_stats *d) {
 }
 
 /* The pool: o.workers threads (o.workers - 1 started once, kept until close,
- * and the caller's), each on its own shadow context. A round is batches
- * b .. b+m-1; they are claimed in order under mu; the caller takes slot i as
- * soon as it is ready and, while it is not, claims and produces the next
- * unclaimed batch itself. */
+ * and the caller's), each on its own shadow context (shadow[t]; the caller's
+ * is the last). A round is batches b .. b+m-1, claimed in order under mu;
+ * batch b+j goes to slot j % nslot, so it may be claimed only once the
+ * caller has let go of batch b+j-nslot (taken it and called again). The
+ * caller takes slot j as soon as it is ready and, while it is not, claims
+ * and produces the next claimable batch itself. A batch's buffer goes back
+ * to the context that wrote it (a stack per context, the last written on
+ * top): the next batch it writes is still in its core's cache. */
 struct gsnap_samp__pool {
     pthread_mutex_t mu;
     pthread_cond_t work; /* the threads wait here for a batch to claim */
@@ -178,17 +186,24 @@ struct gsnap_samp__pool {
     size_t nseeds;  /* seeds per batch */
     unsigned m;     /* batches in the round */
     unsigned next;  /* the next index to claim (>= m: none left) */
+    unsigned freed; /* batches b .. b+freed-1 let go by the caller */
     unsigned busy;  /* batches being produced */
     int stop;       /* close: the threads return */
     unsigned nth;   /* threads started */
     pthread_t th[GSNAP_SAMP_MAX_WORKERS];
-    gsnap_sampler *ctx[GSNAP_SAMP_MAX_WORKERS]; /* a thread's context: shadow[t] */
+    struct pool_buf { void *buf; size_t cap; } *fl; /* per context: nslot + 1 */
+    unsigned nfl[GSNAP_SAMP_MAX_WORKERS];
 };
 
-/* Batch p->b + i on context ctx into slot i (claimed: no one else touches it). */
-static void produce_one(struct gsnap_samp__pool *p, gsnap_sampler *ctx, unsigned i) {
-    gsnap_sampler *s = p->s;
-    struct gsnap_samp__slot *sl = &s->slot[i];
+static int claimable(const struct gsnap_samp__pool *p) {
+    return p->next < p->m && p->next < p->freed + p->s->nslot;
+}
+
+/* Batch p->b + i on context t into slot i % nslot (claimed: no one else
+ * touches the slot until it is ready); mu not held. */
+static void produce_one(struct gsnap_samp__pool *p, unsigned t, unsigned i) {
+    gsnap_sampler *s = p->s, *ctx = s->shadow[t];
+    struct gsnap_samp__slot *sl = &s->slot[i % s->nslot];
     size_t n = p->nseeds;
     gsnap_sampler_stats before = ctx->st;
     ctx->batch = p->b + i;
@@ -203,27 +218,42 @@ static void produce_one(struct gsnap_samp__pool *p, gsnap_sampler *ctx, unsigned
     stats_delta(&sl->st, &ctx->st, &before);
     ctx->st = before; /* counted when the batch is returned */
     sl->rc = rc;
-    /* the buffer goes to the slot; the context takes the slot's old one */
-    void *tb = sl->buf;
-    size_t tc = sl->cap;
-    sl->buf = ctx->buf;
+    sl->buf = ctx->buf; /* the buffer goes to the slot */
     sl->cap = ctx->buf_cap;
     sl->len = ctx->buf_len;
-    ctx->buf = tb;
-    ctx->buf_cap = tc;
-    ctx->buf_len = 0;
+    sl->owner = t;
+    ctx->buf = NULL;
+    ctx->buf_cap = ctx->buf_len = 0;
 }
 
-/* Claim, produce and publish one batch; mu held on entry and on return. */
-static void claim_one(struct gsnap_samp__pool *p, gsnap_sampler *ctx) {
+/* Claim, produce and publish one batch on context t; mu held on entry and on return. */
+static void claim_one(struct gsnap_samp__pool *p, unsigned t) {
+    gsnap_sampler *ctx = p->s->shadow[t];
     unsigned i = p->next++;
     p->busy++;
+    if (p->nfl[t]) { /* the buffer this context wrote last */
+        struct pool_buf *f = &p->fl[t * (p->s->nslot + 1) + --p->nfl[t]];
+        ctx->buf = f->buf;
+        ctx->buf_cap = f->cap;
+    }
     pthread_mutex_unlock(&p->mu);
-    produce_one(p, ctx, i);
+    produce_one(p, t, i);
     pthread_mutex_lock(&p->mu);
-    p->s->slot[i].ready = 1;
+    struct gsnap_samp__slot *sl = &p->s->slot[i % p->s->nslot];
+    sl->ready = 1;
+    sl->idx = i;
     p->busy--;
     pthread_cond_signal(&p->done); /* only the caller waits on done */
+}
+
+/* The caller lets go of slot j's buffer: back to the context that wrote it. mu held. */
+static void release_slot(struct gsnap_samp__pool *p, struct gsnap_samp__slot *sl) {
+    unsigned t = sl->owner;
+    if (sl->buf && p->nfl[t] > p->s->nslot) free(sl->buf); /* full: bounds the buffers */
+    else if (sl->buf) p->fl[t * (p->s->nslot + 1) + p->nfl[t]++] = (struct pool_buf){sl->buf, sl->cap};
+    sl->buf = NULL;
+    sl->cap = sl->len = 0;
+    sl->ready = 0;
 }
 
 typedef struct {
@@ -233,13 +263,13 @@ typedef struct {
 
 static void *pool_thread(void *arg) {
     struct gsnap_samp__pool *p = ((thread_arg *)arg)->p;
-    gsnap_sampler *ctx = p->ctx[((thread_arg *)arg)->t];
+    unsigned t = ((thread_arg *)arg)->t;
     free(arg);
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (!p->stop && p->next >= p->m) pthread_cond_wait(&p->work, &p->mu);
+        while (!p->stop && !claimable(p)) pthread_cond_wait(&p->work, &p->mu);
         if (p->stop) break;
-        claim_one(p, ctx);
+        claim_one(p, t);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
@@ -249,7 +279,7 @@ static void *pool_thread(void *arg) {
  * after it: the image and the shadows may change). */
 static void pool_quiesce(struct gsnap_samp__pool *p) {
     pthread_mutex_lock(&p->mu);
-    if (p->next < p->m) p->next = p->m;
+    if (p->next < p->m) p->m = p->next;
     while (p->busy) pthread_cond_wait(&p->done, &p->mu);
     pthread_mutex_unlock(&p->mu);
 }
@@ -266,6 +296,9 @@ static void pool_free(struct gsnap_samp__pool *p) {
     pthread_cond_broadcast(&p->work);
     pthread_mutex_unlock(&p->mu);
     for (unsigned t = 0; t < p->nth; t++) pthread_join(p->th[t], NULL);
+    for (unsigned t = 0; t < p->s->nshadow; t++)
+        for (unsigned k = 0; k < p->nfl[t]; k++) free(p->fl[t * (p->s->nslot + 1) + k].buf);
+    free(p->fl);
     pthread_cond_destroy(&p->work);
     pthread_cond_destroy(&p->done);
     pthread_mutex_destroy(&p->mu);
@@ -284,7 +317,9 @@ static int pool_start(gsnap_sampler *s) {
     struct gsnap_samp__pool *p = calloc(1, sizeof *p);
     if (!p) return GSNAP_ENOMEM;
     p->s = s;
-    if (pthread_mutex_init(&p->mu, NULL)) {
+    p->fl = calloc((size_t)s->nshadow * (s->nslot + 1), sizeof *p->fl);
+    if (!p->fl || pthread_mutex_init(&p->mu, NULL)) {
+        free(p->fl);
         free(p);
         return GSNAP_ENOMEM;
     }
@@ -295,7 +330,6 @@ static int pool_start(gsnap_sampler *s) {
         thread_arg *a = malloc(sizeof *a);
         if (!a) return GSNAP_ENOMEM; /* the threads started so far are kept */
         *a = (thread_arg){p, t};
-        p->ctx[t] = s->shadow[t];
         if (pthread_create(&p->th[t], NULL, pool_thread, a) != 0) {
             free(a);
             break; /* fewer threads: the caller produces the rest */
@@ -305,22 +339,25 @@ static int pool_start(gsnap_sampler *s) {
     return 0;
 }
 
-/* Wait until slot i is ready, producing unclaimed batches meanwhile. */
+/* Take index i of the round: the caller lets go of the batches before it;
+ * wait until slot i is ready, producing claimable batches meanwhile. */
 static void wait_slot(gsnap_sampler *s, unsigned i) {
     struct gsnap_samp__pool *p = s->pool;
-    gsnap_sampler *self = s->shadow[s->nshadow - 1];
     pthread_mutex_lock(&p->mu);
-    while (!s->slot[i].ready) {
-        if (p->next < p->m) claim_one(p, self);
+    while (p->freed < i) release_slot(p, &s->slot[p->freed++ % s->nslot]);
+    pthread_cond_broadcast(&p->work); /* room for more */
+    struct gsnap_samp__slot *sl = &s->slot[i % s->nslot];
+    while (!(sl->ready && sl->idx == i)) {
+        if (claimable(p)) claim_one(p, s->nshadow - 1);
         else pthread_cond_wait(&p->done, &p->mu);
     }
     pthread_mutex_unlock(&p->mu);
 }
 
-/* Return slot i's batch (the next one). */
+/* Return index i's batch (the next one). */
 static int take_slot(gsnap_sampler *s, unsigned i, const void **buf, size_t *len) {
     wait_slot(s, i);
-    struct gsnap_samp__slot *sl = &s->slot[i];
+    struct gsnap_samp__slot *sl = &s->slot[i % s->nslot];
     if (sl->rc) return sl->rc;
     stats_add(&s->st, &sl->st);
     *buf = sl->buf;
@@ -328,7 +365,8 @@ static int take_slot(gsnap_sampler *s, unsigned i, const void **buf, size_t *len
     return 0;
 }
 
-/* Start the round b .. b+m-1 (the pool is idle). */
+/* Start the round b .. b+m-1 (the pool is idle; the caller has let go of
+ * every batch). */
 static void round_start(gsnap_sampler *s, size_t nseeds, unsigned m) {
     struct gsnap_samp__pool *p = s->pool;
     pthread_mutex_lock(&p->mu);
@@ -336,11 +374,11 @@ static void round_start(gsnap_sampler *s, size_t nseeds, unsigned m) {
         s->shadow[t]->im = s->im;
         s->shadow[t]->version = s->version;
     }
-    for (unsigned i = 0; i < m; i++) s->slot[i].ready = 0;
+    for (unsigned i = 0; i < s->nslot; i++) release_slot(p, &s->slot[i]);
     p->b = s->batch;
     p->nseeds = nseeds;
     p->m = m;
-    p->next = 0;
+    p->next = p->freed = 0;
     pthread_cond_broadcast(&p->work);
     pthread_mutex_unlock(&p->mu);
 }
@@ -361,7 +399,7 @@ int gsnap_samp__next_parallel(gsnap_sampler *s, size_t nseeds, const void **buf,
     if (!s->pool && (rc = pool_start(s))) return rc;
     if ((rc = gsnap_sampler__before_batch(s))) return rc; /* refresh swap, read view */
     /* the round: batches b .. b+m-1, short of the next refresh */
-    unsigned m = s->nslot;
+    unsigned m = ROUND_MAX;
     if (s->o.period && s->im) {
         uint64_t left = s->o.period - s->batch % s->o.period;
         if (left < m) m = (unsigned)left;

@@ -790,9 +790,12 @@ typedef struct {
                                 only; at most 64). Used by gsnap_sampler_next with
                                 seeds NULL (random seeds) in frozen mode without a
                                 snapshot, features or labels and in modes other than
-                                PSCR: up to `workers` batches are produced together,
-                                each thread with its own scratch, and returned in
-                                order; batch i is the same whatever the count */
+                                PSCR: workers - 1 threads, started at the first such
+                                call and joined at close, produce up to 3 x workers
+                                batches ahead (also between calls) with the caller's
+                                thread, each with its own scratch; batches are
+                                returned in order; batch i is the same whatever the
+                                count */
     /* since version 4 -- adaptive refresh and run-time core (issue 18); a
      * version-1..3 caller's struct ends above and gets the defaults (fixed
      * policy, static degree core): */

@@ -9,18 +9,22 @@
  * the store), all sharing the image read-only.
  *
  * A round: the caller's thread runs the between-batch work of batch b (the
- * scheduled refresh swap, the read view); batches b .. b+m-1 (m <= 4 W,
- * never across a multiple of the refresh period, so no round straddles a
- * generation swap) are produced by W threads (the caller's and W - 1 started
- * for the round) taking the next batch number from a shared counter. A
- * batch's buffer is swapped out of the context into the batch's slot, with
- * its result and its statistics (the context's counters are put back, so a
- * batch counts only when it is returned). All threads are joined before b is
- * returned; the next m-1 calls return slots 1.. in order (untouched until
- * the next round). Anything that may change the cache between calls
- * (refresh, refresh_async, refresh_wait, a call with explicit seeds or
- * another batch size) drops the batches produced ahead: they are
- * recomputed, so batch i is the same whatever W.
+ * scheduled refresh swap, the read view); batches b .. b+m-1 (up to the next
+ * multiple of the refresh period, so no round straddles a generation swap;
+ * without a period, until something drops them) are produced by a pool of
+ * W - 1 threads started at the first call and kept until close, and by the
+ * caller's thread while it waits, each taking the next batch number under
+ * the pool's lock. Batch b+j goes to slot j mod 3W: at most 3W - 1 batches
+ * are made ahead of the one the caller holds, so a thread's buffers (each
+ * goes back to the context that wrote it) stay in its core's cache. A
+ * batch's buffer, result and statistics go to its slot (the context's
+ * counters are put back, so a batch counts only when it is returned). The
+ * caller returns batch i as soon as its slot is ready; the threads go on
+ * between calls. Anything that may change the cache between calls (refresh,
+ * refresh_async, refresh_wait, cache_checksum, a call with explicit seeds
+ * or another batch size, close) first stops the pool (no more claims, the
+ * batches being made are waited for) and drops the batches produced ahead:
+ * they are recomputed, so batch i is the same whatever W.
  */
 #include "sampler/sampler_int.h"
 #include <stdlib.h>

@@ -31,7 +31,7 @@
  *
  *   bench_hotpath --input FILE [--format bin|tsv] [--fanouts 10,10]
  *                 [--batches 300] [--batch-size 1024] [--period 50]
- *                 [--only MODE] [--no-csr] [--workers N] [--out FILE]
+ *                 [--only MODE] [--no-csr] [--workers N] [--profile-workers N] [--out FILE]
  *
  * --only MODE --no-csr runs one mode alone (for `perf record`);
  * `--profile-workers N` runs only N workers on that mode (default fscr), once,
@@ -331,7 +331,7 @@ int main(int argc, char **argv) {
         else {
             fprintf(stderr, "usage: bench_hotpath --input FILE [--format bin|tsv] [--fanouts 10,10] "
                             "[--batches B] [--batch-size N] [--period T] [--only MODE] [--no-csr] "
-                            "[--workers N] [--out FILE]\n");
+                            "[--workers N] [--profile-workers N] [--out FILE]\n");
             return 2;
         }
     }

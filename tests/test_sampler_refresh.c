@@ -5,6 +5,7 @@
  * checksum the refresher recorded for that generation. A refresher killed
  * inside its write transaction leaves the previous generation intact. */
 #include "test.h"
+#include <stdatomic.h>
 #include "sampler/sampler_int.h"
 #include <pthread.h>
 #include <signal.h>
@@ -17,7 +18,7 @@ static char *dir;
 static uint64_t rec_cks[MAXGEN];
 static int rec_set[MAXGEN];
 static pthread_mutex_t rec_lock = PTHREAD_MUTEX_INITIALIZER;
-static volatile int refresher_done;
+static atomic_int refresher_done; /* written by the refresher thread, read by the sampling one */
 static int refreshes = 30;
 
 static gsnap_sampler_options opts(void) {
@@ -64,7 +65,7 @@ static void *refresher(void *arg) {
 typedef struct { uint64_t gen, cks; } obs;
 
 /* Sample until *done, then a few more batches; observations into o[]. */
-static size_t sample_until(gsnap_sampler *s, volatile int *done, int (*poll)(void), obs *o,
+static size_t sample_until(gsnap_sampler *s, atomic_int *done, int (*poll)(void), obs *o,
                            size_t cap) {
     size_t n = 0;
     int extra = 3;
@@ -207,7 +208,7 @@ int main(void) {
     close(pfd[1]);
     db = open_db();
     OK(gsnap_sampler_open(db, "s", &o, &s));
-    int never = 0;
+    atomic_int never = 0;
     n = sample_until(s, &never, child_exited, ob, cap);
     if (child_pid > 0) waitpid(child_pid, NULL, 0);
     uint64_t pair[2];

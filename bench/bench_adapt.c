@@ -34,8 +34,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench/bench_util.h"
 
-typedef struct { uint64_t s, d; int64_t t; } edge;
 typedef struct {
     const char *name;
     gsnap_refresh_policy pol;
@@ -48,41 +48,11 @@ typedef struct {
     double mean_gamma;
 } result;
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 static void die(const char *what, int rc) {
     fprintf(stderr, "bench_adapt: %s: %s\n", what, gsnap_strerror(rc));
     exit(1);
 }
 
-static edge *read_input(const char *path, int bin, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { perror(path); exit(1); }
-    size_t cap = 1 << 20, m = 0;
-    edge *e = malloc(cap * sizeof *e);
-    if (bin) {
-        for (size_t got = 1; got;) {
-            if (m == cap) e = realloc(e, (cap *= 2) * sizeof *e);
-            got = fread(e + m, sizeof *e, cap - m, f);
-            m += got;
-        }
-    } else {
-        unsigned long long s, d;
-        long long t;
-        char line[256];
-        while (fgets(line, sizeof line, f)) {
-            if (sscanf(line, "%llu %llu %lld", &s, &d, &t) < 2) continue;
-            if (m == cap) e = realloc(e, (cap *= 2) * sizeof *e);
-            e[m++] = (edge){s, d, 0};
-        }
-    }
-    fclose(f);
-    *n = m;
-    return e;
-}
 
 static void ingest(gsnap_db *db, const edge *e, size_t a, size_t b) {
     gsnap_batch *bt;
@@ -273,7 +243,7 @@ int main(int argc, char **argv) {
                         "[--max-staleness 2] [--phase 0] [--rounds 2] [--out FILE]\n");
         return 2;
     }
-    su.e = read_input(input, bin, &su.m);
+    su.e = read_edges(input, bin, 0, &su.m);
     su.base = su.m / 5 * 4;
     result res[NCONF], best[NCONF];
     memset(best, 0, sizeof best);

@@ -46,8 +46,8 @@
 #include <time.h>
 #include <pthread.h>
 #include <sys/resource.h>
+#include "bench/bench_util.h"
 
-typedef struct { uint64_t s, d; int64_t t; } edge;
 
 static FILE *outf;
 static void say(const char *fmt, ...) {
@@ -62,47 +62,11 @@ static void say(const char *fmt, ...) {
     }
     fflush(stdout);
 }
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-static uint64_t splitmix(uint64_t *x) {
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 static void die(const char *what, int rc) {
     fprintf(stderr, "bench_hotpath: %s: %s\n", what, gsnap_strerror(rc));
     exit(1);
 }
 
-static edge *read_input(const char *path, int bin, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { perror(path); exit(1); }
-    size_t cap = 1 << 20, m = 0;
-    edge *e = malloc(cap * sizeof *e);
-    if (bin) {
-        for (size_t got = 1; got;) {
-            if (m == cap) e = realloc(e, (cap *= 2) * sizeof *e);
-            got = fread(e + m, sizeof *e, cap - m, f);
-            m += got;
-        }
-    } else {
-        unsigned long long s, d;
-        long long t;
-        char line[256];
-        while (fgets(line, sizeof line, f)) {
-            if (sscanf(line, "%llu %llu %lld", &s, &d, &t) < 2) continue;
-            if (m == cap) e = realloc(e, (cap *= 2) * sizeof *e);
-            e[m++] = (edge){s, d, t};
-        }
-    }
-    fclose(f);
-    *n = m;
-    return e;
-}
 
 /* ---- the lean in-memory CSR sampler (the baseline) -------------------------- */
 
@@ -192,7 +156,7 @@ static uint64_t csr_batch(const csr *g, csr_scratch *cs, csr_layer *ly, const ui
 
 static void seeds_of(uint64_t batch, uint64_t n, uint64_t *out, size_t k) {
     uint64_t x = batch * 7919 + 17;
-    for (size_t i = 0; i < k; i++) out[i] = (uint64_t)(((unsigned __int128)splitmix(&x) * n) >> 64);
+    for (size_t i = 0; i < k; i++) out[i] = (uint64_t)(((unsigned __int128)mix(&x) * n) >> 64);
 }
 
 typedef struct {
@@ -275,7 +239,7 @@ static void *spin_main(void *p) {
     uint64_t x = 1, it = 0;
     double t0 = now();
     while (now() - t0 < a->secs) {
-        for (int i = 0; i < 100000; i++) x = splitmix(&x);
+        for (int i = 0; i < 100000; i++) x = mix(&x);
         it += 100000;
     }
     a->iters = it;
@@ -352,7 +316,7 @@ int main(int argc, char **argv) {
         if (fan[l] <= 0 || fan[l] > 64) { fprintf(stderr, "bench_hotpath: fanouts in 1..64\n"); return 2; }
     int bin = fmt ? !strcmp(fmt, "bin") : strstr(input, ".bin") != NULL;
     size_t m;
-    edge *e = read_input(input, bin, &m);
+    edge *e = read_edges(input, bin, 0, &m);
     uint64_t n = 0;
     for (size_t i = 0; i < m; i++) {
         if (e[i].s + 1 > n) n = e[i].s + 1;

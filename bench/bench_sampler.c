@@ -28,52 +28,15 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench/bench_util.h"
 
-typedef struct { uint64_t s, d; int64_t t; } edge;
 typedef struct { double topen, eps, eps_x; unsigned nb; uint64_t refreshes; char hr[128]; } row;
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-static uint64_t mix(uint64_t *x) {
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 static void die(const char *what, int rc) {
     fprintf(stderr, "bench_sampler: %s: %s\n", what, gsnap_strerror(rc));
     exit(1);
 }
 
-static edge *read_input(const char *path, int bin, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { perror(path); exit(1); }
-    size_t cap = 1 << 20, m = 0;
-    edge *e = malloc(cap * sizeof *e);
-    if (bin) {
-        for (;;) {
-            if (m == cap) e = realloc(e, (cap *= 2) * sizeof *e);
-            size_t got = fread(e + m, sizeof *e, cap - m, f);
-            m += got;
-            if (got == 0) break;
-        }
-    } else {
-        unsigned long long s, d;
-        long long t;
-        char line[256];
-        while (fgets(line, sizeof line, f)) {
-            if (sscanf(line, "%llu %llu %lld", &s, &d, &t) < 2) continue;
-            if (m == cap) e = realloc(e, (cap *= 2) * sizeof *e);
-            e[m++] = (edge){s, d, t};
-        }
-    }
-    fclose(f);
-    *n = m;
-    return e;
-}
 
 /* ---- the plain in-memory CSR sampler (the limit) --------------------------- */
 
@@ -237,7 +200,7 @@ int main(int argc, char **argv) {
     if (nfans == 0) { fans[0] = "10,10,10"; fans[1] = "5,5,5"; nfans = 2; }
     int bin = fmt ? !strcmp(fmt, "bin") : strstr(input, ".bin") != NULL;
     size_t m;
-    edge *e = read_input(input, bin, &m);
+    edge *e = read_edges(input, bin, 0, &m);
     uint64_t n = 0;
     for (size_t i = 0; i < m; i++) {
         if (e[i].s + 1 > n) n = e[i].s + 1;

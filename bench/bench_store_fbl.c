@@ -34,8 +34,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include "bench/bench_util.h"
 
-typedef struct { uint64_t s, d; int64_t t; } edge;
 
 static FILE *g_out;
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -46,17 +46,6 @@ static void say(const char *fmt, ...) {
     va_end(ap);
     if (g_out) { va_start(ap, fmt); vfprintf(g_out, fmt, ap); va_end(ap); }
     fflush(stdout);
-}
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-static uint64_t mix(uint64_t *x) {
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
 }
 static uint64_t below(uint64_t *x, uint64_t n) { return (uint64_t)(((unsigned __int128)mix(x) * n) >> 64); }
 static void die(const char *what, const char *why) {
@@ -85,30 +74,6 @@ static uint64_t get_be64(const unsigned char *p) {
     return v;
 }
 
-static edge *read_input(const char *path, int bin, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    if (!f) die(path, "cannot open");
-    size_t cap = 1 << 20, m = 0;
-    edge *e = xmalloc(cap * sizeof *e);
-    char line[256];
-    for (;;) {
-        if (m == cap) e = realloc(e, (cap *= 2) * sizeof *e);
-        if (bin) {
-            size_t got = fread(e + m, sizeof *e, cap - m, f);
-            if (got == 0) break;
-            m += got;
-            continue;
-        }
-        if (!fgets(line, sizeof line, f)) break;
-        unsigned long long s, d;
-        long long t = 0;
-        if (line[0] == '#' || sscanf(line, "%llu %llu %lld", &s, &d, &t) < 2) continue;
-        e[m++] = (edge){s, d, t};
-    }
-    fclose(f);
-    *n = m;
-    return e;
-}
 
 static uint64_t g_du;
 static int du_cb(const char *p, const struct stat *st, int fl, struct FTW *f) {
@@ -354,7 +319,7 @@ int main(int argc, char **argv) {
     if (o.out && !(g_out = fopen(o.out, "w"))) die(o.out, "cannot create");
     int bin = o.fmt ? !strcmp(o.fmt, "bin") : strstr(o.input, ".bin") != NULL;
     size_t m;
-    edge *e = read_input(o.input, bin, &m);
+    edge *e = read_edges(o.input, bin, 0, &m);
     uint64_t n = 0;
     int64_t tmin = INT64_MAX, tmax = INT64_MIN;
     for (size_t i = 0; i < m; i++) {

@@ -28,14 +28,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench/bench_util.h"
 
-typedef struct { uint64_t s, d; int64_t t; } edge;
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 static uint64_t mix64(uint64_t z) {
     z += 0x9E3779B97F4A7C15ull;
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -48,32 +43,6 @@ static void die(const char *what, int rc) {
     exit(1);
 }
 
-static edge *read_input(const char *path, int bin, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { perror(path); exit(1); }
-    size_t cap = 1 << 20, m = 0;
-    edge *e = malloc(cap * sizeof *e);
-    if (bin) {
-        for (;;) {
-            if (m == cap) e = realloc(e, (cap *= 2) * sizeof *e);
-            size_t got = fread(e + m, sizeof *e, cap - m, f);
-            m += got;
-            if (got == 0) break;
-        }
-    } else {
-        unsigned long long s, d;
-        long long t;
-        char line[256];
-        while (fgets(line, sizeof line, f)) {
-            if (sscanf(line, "%llu %llu %lld", &s, &d, &t) < 3) continue;
-            if (m == cap) e = realloc(e, (cap *= 2) * sizeof *e);
-            e[m++] = (edge){s, d, t};
-        }
-    }
-    fclose(f);
-    *n = m;
-    return e;
-}
 
 static int edge_t_cmp(const void *a, const void *b) {
     const edge *x = a, *y = b;
@@ -323,7 +292,7 @@ int main(int argc, char **argv) {
     int bin = fmt ? !strcmp(fmt, "bin") : strstr(input, ".bin") != NULL;
     if (!name) name = input;
     size_t m;
-    edge *ev = read_input(input, bin, &m);
+    edge *ev = read_edges(input, bin, 1, &m);
     if (m < 1000) { fprintf(stderr, "bench_temporal: %s: only %zu events\n", input, m); return 1; }
 
     char dir[512];

@@ -183,19 +183,25 @@ static void info_from(gsnap_attr_info *info, const char *name, size_t nlen, cons
     info->created_version = e->created_version;
 }
 
+int gsnap_feat__cat_lookup(gsnap_db *db, const char *name, MDB_dbi *cat, MDB_dbi *rows,
+                           struct gsnap_attr_cat *out) {
+    int rc = gsnap_feat__open_tables(db, 0, cat, rows);
+    if (rc == GSNAP_NOTFOUND) return gsnap_store__err(db, GSNAP_NOTFOUND, "no attribute table '%s'", name);
+    if (rc) return rc;
+    gsnap_read *rd = NULL;
+    if ((rc = gsnap_read_begin(db, &rd))) return rc;
+    rc = gsnap_feat__cat_get(db, gsnap_read__txn(rd), *cat, name, out);
+    gsnap_read_end(rd);
+    return rc;
+}
+
 int gsnap_attr_info_get(gsnap_db *db, const char *name, gsnap_attr_info *info) {
     if (!db || !info) return GSNAP_EINVAL;
     if (!gsnap_feat__name_ok(name))
         return gsnap_store__err(db, GSNAP_EINVAL, "bad attribute table name '%s'", name ? name : "(null)");
     MDB_dbi cat, rows;
-    int rc = gsnap_feat__open_tables(db, 0, &cat, &rows);
-    if (rc == GSNAP_NOTFOUND) return gsnap_store__err(db, GSNAP_NOTFOUND, "no attribute table '%s'", name);
-    if (rc) return rc;
-    gsnap_read *rd = NULL;
-    if ((rc = gsnap_read_begin(db, &rd))) return rc;
     struct gsnap_attr_cat e;
-    rc = gsnap_feat__cat_get(db, gsnap_read__txn(rd), cat, name, &e);
-    gsnap_read_end(rd);
+    int rc = gsnap_feat__cat_lookup(db, name, &cat, &rows, &e);
     if (rc == 0) info_from(info, name, strlen(name), &e);
     return rc;
 }

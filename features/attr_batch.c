@@ -143,15 +143,8 @@ int gsnap_batch_set_attr(gsnap_batch *b, const char *name, const uint64_t *nodes
     int rc = gsnap_batch__ext(b, &pend_ops, (void **)&s);
     if (rc) return rc;
     MDB_dbi cat, rows;
-    if ((rc = gsnap_feat__open_tables(db, 0, &cat, &rows)) == GSNAP_NOTFOUND)
-        return gsnap_store__err(db, GSNAP_NOTFOUND, "no attribute table '%s'", name);
-    if (rc) return rc;
-    gsnap_read *rd = NULL;
-    if ((rc = gsnap_read_begin(db, &rd))) return rc;
     struct gsnap_attr_cat e;
-    rc = gsnap_feat__cat_get(db, gsnap_read__txn(rd), cat, name, &e);
-    gsnap_read_end(rd);
-    if (rc) return rc;
+    if ((rc = gsnap_feat__cat_lookup(db, name, &cat, &rows, &e))) return rc;
     if (n == 0) return 0;
     if (!s) {
         if (!(s = calloc(1, sizeof *s))) goto nomem;

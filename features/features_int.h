@@ -90,6 +90,11 @@ int gsnap_feat__name_ok(const char *name);
 /* Read and verify the catalog entry of `name` in txn. GSNAP_NOTFOUND when absent. */
 int gsnap_feat__cat_get(gsnap_db *db, MDB_txn *txn, MDB_dbi cat, const char *name,
                         struct gsnap_attr_cat *out);
+/* The tables and the verified catalog entry of `name`, read in a short read
+ * view of its own. GSNAP_NOTFOUND ("no attribute table 'name'") when there
+ * is no attribute table or no such name. */
+int gsnap_feat__cat_lookup(gsnap_db *db, const char *name, MDB_dbi *cat, MDB_dbi *rows,
+                           struct gsnap_attr_cat *out);
 /* Verify a raw catalog value (size, checksum, magic, format). */
 int gsnap_feat__cat_decode(gsnap_db *db, const char *name, const MDB_val *v,
                            struct gsnap_attr_cat *out);

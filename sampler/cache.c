@@ -8,16 +8,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-void gsnap_samp__image_free(gsnap_samp__image *im) {
-    if (!im) return;
+void gsnap_samp__image_arrays_free(gsnap_samp__image *im) {
     gsnap_samp__shared_unmap(im); /* a published image's arrays (shared.c) */
     for (unsigned i = 0; i < im->ncache; i++) {
         free(im->caches[i].cnt);
         free(im->caches[i].ids);
         free(im->caches[i].ver);
+        im->caches[i].cnt = NULL;
+        im->caches[i].ids = NULL;
+        im->caches[i].ver = NULL;
     }
     free(im->deg);
+    im->deg = NULL;
     gsnap_samp__hot_free(im);
+}
+
+void gsnap_samp__image_free(gsnap_samp__image *im) {
+    if (!im) return;
+    gsnap_samp__image_arrays_free(im);
     gsnap_samp__lazy_free(im->lz);
     free(im);
 }

@@ -203,6 +203,9 @@ int gsnap_samp__image_new(uint64_t nnodes, const gsnap_samp__rparams *rp,
                           gsnap_samp__image **out);
 int gsnap_samp__image_clone(const gsnap_samp__image *im, gsnap_samp__image **out);
 void gsnap_samp__image_free(gsnap_samp__image *im);
+/* Free (or unmap, for a published image) an image's arrays and serving
+ * views, leaving it empty; the image itself and its lazy lists stay. */
+void gsnap_samp__image_arrays_free(gsnap_samp__image *im);
 /* XXH3 over every cached list of the image (for generation checks). */
 uint64_t gsnap_samp__image_checksum(const gsnap_samp__image *im);
 

@@ -78,14 +78,7 @@ static void path_of(const gsnap_samp__shared *sh, uint64_t gen, const char *suff
 
 /* Point im's arrays into the mapping m (layout l), dropping what it held. */
 static void adopt_map(gsnap_samp__image *im, void *m, const shm_layout *l, uint64_t gen) {
-    gsnap_samp__shared_unmap(im);
-    for (unsigned i = 0; i < im->ncache; i++) {
-        free(im->caches[i].cnt);
-        free(im->caches[i].ids);
-        free(im->caches[i].ver);
-    }
-    free(im->deg);
-    gsnap_samp__hot_free(im);
+    gsnap_samp__image_arrays_free(im);
     unsigned char *b = m;
     im->deg = (uint32_t *)(b + l->deg);
     for (unsigned i = 0; i < im->ncache; i++) {

@@ -70,6 +70,7 @@ int gsnap_samp__image_clone(const gsnap_samp__image *src, gsnap_samp__image **ou
     im->lz_adj = NULL;
     im->lazy = 0;
     memset(im->hot, 0, sizeof im->hot); /* the clone builds its own view */
+    im->ovl = 0; /* (an overlay is folded into the image before it is cloned) */
     im->hot_ok = 0;
     for (unsigned i = 0; i < im->ncache; i++) {
         im->caches[i].cnt = NULL;
@@ -100,6 +101,7 @@ oom:
 }
 
 uint64_t gsnap_samp__image_checksum(const gsnap_samp__image *im) {
+    if (im->ovl) return gsnap_samp__ovl_checksum(im); /* shared_ovl.c */
     if (im->lazy && im->hot_ok) return gsnap_samp__lazy_checksum(im);
     XXH3_state_t *st = XXH3_createState();
     if (!st) return 0;
@@ -122,15 +124,15 @@ uint64_t gsnap_samp__image_checksum(const gsnap_samp__image *im) {
 #define SMALL_CAP 256
 
 /* Draw a whole entry: min(cap, d) of full. */
-static int draw_whole(gsnap_samp__cache *c, unsigned hop, uint64_t node, const uint64_t *full,
-                      size_t d, const gsnap_samp__rparams *rp, uint64_t gen,
+static int draw_whole(gsnap_samp__cache *c, uint64_t at, unsigned hop, uint64_t node,
+                      const uint64_t *full, size_t d, const gsnap_samp__rparams *rp, uint64_t gen,
                       gsnap_samp__scratch *sc, uint32_t *pick) {
     gsnap_samp__key k = {rp->seed, (uint64_t)GSNAP_P_BUILD << 8 | hop, node, gen};
     long got = gsnap_samp__choose(&k, d, c->cap, pick, sc);
     if (got < 0) return GSNAP_ENOMEM;
-    uint64_t *dst = c->ids + node * c->cap;
+    uint64_t *dst = c->ids + at * c->cap;
     for (long i = 0; i < got; i++) dst[i] = full[pick[i]];
-    c->cnt[node] = (uint32_t)got;
+    c->cnt[at] = (uint32_t)got;
     return 0;
 }
 
@@ -161,7 +163,15 @@ int gsnap_samp__entry_refresh(gsnap_samp__cache *c, unsigned hop, uint64_t node,
                               const uint64_t *full, size_t d, const gsnap_samp__rparams *rp,
                               uint64_t gen, uint64_t version, int whole,
                               gsnap_samp__scratch *sc, uint64_t *replaced, int *changed) {
-    uint32_t cap = c->cap, cnt = c->cnt[node];
+    return gsnap_samp__entry_refresh_at(c, node, hop, node, full, d, rp, gen, version, whole, sc,
+                                        replaced, changed);
+}
+
+int gsnap_samp__entry_refresh_at(gsnap_samp__cache *c, uint64_t at, unsigned hop, uint64_t node,
+                                 const uint64_t *full, size_t d, const gsnap_samp__rparams *rp,
+                                 uint64_t gen, uint64_t version, int whole,
+                                 gsnap_samp__scratch *sc, uint64_t *replaced, int *changed) {
+    uint32_t cap = c->cap, cnt = c->cnt[at];
     if (changed) *changed = 0;
     if (cap == 0 || cnt == GSNAP_SAMP_UNCACHED) return 0;
     uint32_t sp[3 * SMALL_CAP], *pick = sp, *excl = sp + SMALL_CAP, *keep = sp + 2 * SMALL_CAP;
@@ -176,24 +186,23 @@ int gsnap_samp__entry_refresh(gsnap_samp__cache *c, unsigned hop, uint64_t node,
         excl = pick + cap;
         keep = excl + cap;
     }
-    uint64_t *cur = c->ids + node * cap;
+    uint64_t *cur = c->ids + at * cap;
     if (cnt < cap || d < cap || whole) {
         /* complete entry (all neighbours) or stale: redraw whole if changed */
         if (!whole && cnt < cap && d == cnt) goto done;
-        uint32_t old = cnt;
-        memcpy(nid, cur, (size_t)old * sizeof *nid);
-        if ((rc = draw_whole(c, hop, node, full, d, rp, gen, sc, pick))) goto done;
+        memcpy(nid, cur, (size_t)cnt * sizeof *nid);
+        if ((rc = draw_whole(c, at, hop, node, full, d, rp, gen, sc, pick))) goto done;
         uint64_t rep = 0;
-        for (uint32_t i = 0; i < c->cnt[node]; i++) {
+        for (uint32_t i = 0; i < c->cnt[at]; i++) {
             int found = 0;
-            for (uint32_t j = 0; j < old && !found; j++) found = nid[j] == cur[i];
+            for (uint32_t j = 0; j < cnt && !found; j++) found = nid[j] == cur[i];
             rep += !found;
         }
         *replaced += rep;
         if (changed)
-            *changed = c->cnt[node] != old || memcmp(nid, cur, (size_t)old * sizeof *nid) != 0 ||
-                       c->ver[node] != version;
-        c->ver[node] = version;
+            *changed = c->cnt[at] != cnt || memcmp(nid, cur, (size_t)cnt * sizeof *nid) != 0 ||
+                       c->ver[at] != version;
+        c->ver[at] = version;
         goto done;
     }
     /* full entry: keep cap - r, add r fresh ones not in the entry */
@@ -207,8 +216,8 @@ int gsnap_samp__entry_refresh(gsnap_samp__cache *c, unsigned hop, uint64_t node,
         if (gk < 0) { rc = GSNAP_ENOMEM; goto done; }
         size_t m = keep_fresh(cur, cnt, full, d, keep, (size_t)gk, &kf, r, nid);
         memcpy(cur, nid, m * sizeof *nid);
-        c->cnt[node] = (uint32_t)m;
-        c->ver[node] = version;
+        c->cnt[at] = (uint32_t)m;
+        c->ver[at] = version;
         *replaced += r;
         if (changed) *changed = 1;
         goto done;
@@ -230,8 +239,8 @@ int gsnap_samp__entry_refresh(gsnap_samp__cache *c, unsigned hop, uint64_t node,
     for (long i = 0; i < gk; i++) nid[m++] = cur[keep[i]];
     for (long i = 0; i < gf; i++) nid[m++] = full[pick[i]];
     memcpy(cur, nid, m * sizeof *nid);
-    c->cnt[node] = (uint32_t)m;
-    c->ver[node] = version;
+    c->cnt[at] = (uint32_t)m;
+    c->ver[at] = version;
     *replaced += (uint64_t)gf;
     if (changed) *changed = 1;
 done:
@@ -274,7 +283,7 @@ static int pass_cb(void *vctx, uint64_t node, const uint64_t *ids, size_t n) {
                 c->cnt[node] = pc->rp->threshold == 0 ? 0 : GSNAP_SAMP_UNCACHED;
                 continue;
             }
-            if ((rc = draw_whole(c, hop, node, ids, n, pc->rp, pc->gen, &pc->sc, pc->pick)))
+            if ((rc = draw_whole(c, node, hop, node, ids, n, pc->rp, pc->gen, &pc->sc, pc->pick)))
                 return rc;
             c->ver[node] = pc->rp->as_of;
             pc->entries++;

@@ -121,6 +121,7 @@ int gsnap_sampler_refresh(gsnap_sampler *s) {
     pipe_cancel(s);
     if (s->bg_running) return GSNAP_EBUSY;
     if (s->im->lazy) return lazy_refresh(s);
+    gsnap_samp__ovl_fold(s->im); /* a pass over the whole image: the overlay back in it */
     double t0 = gsnap_now();
     uint64_t entries = 0, replaced = 0;
     gsnap_samp__rparams rp = rparams_now(s);
@@ -239,6 +240,7 @@ int gsnap_sampler_refresh_async(gsnap_sampler *s) {
     pipe_cancel(s);
     if (s->bg_running) return GSNAP_EBUSY;
     if (s->im->lazy) return lazy_refresh(s); /* O(1): done at once */
+    gsnap_samp__ovl_fold(s->im); /* the image is copied from: the overlay back in it */
     return bg_start(s, 0);
 }
 
@@ -389,8 +391,8 @@ int gsnap_sampler__pscr(gsnap_sampler *s, unsigned h, const uint64_t *dst, uint3
         }
         int whole = s->changed_at && s->changed_at[v] > c->ver[v];
         uint64_t rep = 0;
-        if ((rc = gsnap_sampler__refresh_entry(s, c, shared ? 0 : h, v, gen, whole, &rep)))
-            break;
+        /* shared_ovl.c: on a published image, into the private overlay */
+        if ((rc = gsnap_samp__ovl_refresh(s, c, shared ? 0 : h, v, gen, whole, &rep))) break;
         ls->refreshed++;
         s->st.refreshed_entries++;
         s->st.replaced_ids += rep;

@@ -184,7 +184,7 @@ static int serve_rows(gsnap_sampler *s, unsigned h, const uint64_t *dst, uint32_
         if (hc) prefetch_ahead(s->im, hc, dst, ndst, i, lazy, want);
         int hit = 0;
         if (hc && v < nn) {
-            const uint32_t *sl = hc->slot + v * hc->stride;
+            const uint32_t *sl = gsnap_samp__slot(hc, v);
             if (lazy) {
                 uint32_t st = __atomic_load_n(&sl[1], __ATOMIC_ACQUIRE);
                 hit = st != GSNAP_SAMP_LZ_UNC;
@@ -198,7 +198,7 @@ static int serve_rows(gsnap_sampler *s, unsigned h, const uint64_t *dst, uint32_
             }
         }
         if (hit) {
-            const uint32_t *sl = hc->slot + v * hc->stride;
+            const uint32_t *sl = gsnap_samp__slot(hc, v);
             uint32_t cnt = sl[0];
             if (ne + fz > s->cand_cap && (rc = RES(s->cand, s->cand_cap, ne + fz))) return rc;
             uint64_t *o = s->cand + ne;

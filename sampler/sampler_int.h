@@ -156,7 +156,19 @@ typedef struct {
 typedef struct {
     uint32_t stride; /* 2 + cap */
     uint32_t *slot;  /* nnodes * stride */
+    /* shared_ovl.c: the private overlay of a published image (PSCR): ovix[v]
+     * = 0 (the image's slot serves v) or k + 1 (record k of ovrec, stride
+     * words in the slot's layout, serves v); NULL when none */
+    uint32_t *ovix;
+    uint32_t *ovrec;
+    size_t ovn, ovcap; /* records used, allocated */
 } gsnap_samp__hotc;
+
+/* The serving slot of node v (< nnodes): the overlay's record if it has one. */
+static inline const uint32_t *gsnap_samp__slot(const gsnap_samp__hotc *h, uint64_t v) {
+    if (h->ovix && h->ovix[v]) return h->ovrec + (size_t)(h->ovix[v] - 1) * h->stride;
+    return h->slot + v * h->stride;
+}
 
 typedef struct gsnap_samp__lazy gsnap_samp__lazy;
 typedef struct gsnap_samp__image gsnap_samp__image;
@@ -182,6 +194,7 @@ struct gsnap_samp__image {
                          MAP_PRIVATE (writes are copied into the process's pages) */
     size_t map_len;
     uint64_t map_gen; /* generation of the mapped image */
+    int ovl;          /* hot[i].ovix holds records (shared_ovl.c) */
 };
 
 /* Parameters a refresh needs (a copy: a background thread owns it). */
@@ -234,6 +247,12 @@ int gsnap_samp__entry_refresh(gsnap_samp__cache *c, unsigned hop, uint64_t node,
                               const uint64_t *full, size_t d, const gsnap_samp__rparams *rp,
                               uint64_t gen, uint64_t version, int whole,
                               gsnap_samp__scratch *sc, uint64_t *replaced, int *changed);
+
+/* The same on the entry at array index `at` of c's arrays (node keys the draws). */
+int gsnap_samp__entry_refresh_at(gsnap_samp__cache *c, uint64_t at, unsigned hop, uint64_t node,
+                                 const uint64_t *full, size_t d, const gsnap_samp__rparams *rp,
+                                 uint64_t gen, uint64_t version, int whole,
+                                 gsnap_samp__scratch *sc, uint64_t *replaced, int *changed);
 
 /* lazy.c: FCR / FSCR whole-cache refreshes on first touch ---------------- */
 /* Serving-slot stamp words (slot[1]): generation & MASK, UNC = uncached, BUSY
@@ -521,6 +540,17 @@ int gsnap_samp__shared_next(gsnap_sampler *s);
 /* Unmap im's published image (its array pointers become NULL). */
 void gsnap_samp__shared_unmap(gsnap_samp__image *im);
 void gsnap_samp__shared_close(gsnap_sampler *s);
+/* shared_ovl.c: PSCR's in-batch entry refresh of node v in cache c: into
+ * the private overlay when s->im is a published image (the mapping is not
+ * written), else gsnap_sampler__refresh_entry. */
+int gsnap_samp__ovl_refresh(gsnap_sampler *s, gsnap_samp__cache *c, unsigned cache_hop,
+                            uint64_t v, uint64_t gen, int whole, uint64_t *replaced);
+/* Write the overlay's entries into im's arrays (copy on write) and drop it:
+ * before a whole-image pass or copy (a refresh by hand, refresh_async). */
+void gsnap_samp__ovl_fold(gsnap_samp__image *im);
+void gsnap_samp__ovl_free(gsnap_samp__image *im);
+/* gsnap_samp__image_checksum of an image with an overlay. */
+uint64_t gsnap_samp__ovl_checksum(const gsnap_samp__image *im);
 
 /* open.c ------------------------------------------------------------------ */
 

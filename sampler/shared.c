@@ -101,6 +101,7 @@ static void adopt_map(gsnap_samp__image *im, void *m, const shm_layout *l, uint6
 
 void gsnap_samp__shared_unmap(gsnap_samp__image *im) {
     if (!im || !im->map) return;
+    gsnap_samp__ovl_free(im); /* shared_ovl.c: the overlay belongs to the mapping */
     munmap(im->map, im->map_len);
     im->map = NULL;
     im->map_len = 0;

@@ -194,6 +194,7 @@ struct gsnap_samp__image {
                          MAP_PRIVATE (writes are copied into the process's pages) */
     size_t map_len;
     uint64_t map_gen; /* generation of the mapped image */
+    int map_fd;       /* with map: the file, open and share-locked while mapped */
     int ovl;          /* hot[i].ovix holds records (shared_ovl.c) */
 };
 

@@ -10,13 +10,16 @@
  * nobody writes stay the page cache's (one copy for every process), and what
  * a mode writes during batches (PSCR's touched entries, max_staleness
  * redraws, an in-place refresh) is copied on write into the process's own
- * pages -- the private overlay, page by page.
+ * pages (PSCR's entry rewrites go to shared_ovl.c's overlay instead).
  *
  * Which generations are shared: in frozen mode, for FCR, FSCR and PCF (and
  * -SC), generation k+1 is a pure function of generation k and the key, so
  * every generation is published and switched to at a batch boundary. PSCR
  * (its generations depend on the batches) and fresh samplers share the image
  * they open on; their later writes stay in the overlay.
+ *
+ * A mapped file is kept open with a shared flock while mapped; files nobody
+ * maps any more are removed by shared_gc.c.
  *
  * Nothing read from the file is trusted: header magic, version, checksum,
  * the key text, the sizes against the real file size, the XXH3 of the
@@ -32,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -77,7 +81,7 @@ static void path_of(const gsnap_samp__shared *sh, uint64_t gen, const char *suff
 }
 
 /* Point im's arrays into the mapping m (layout l), dropping what it held. */
-static void adopt_map(gsnap_samp__image *im, void *m, const shm_layout *l, uint64_t gen) {
+static void adopt_map(gsnap_samp__image *im, void *m, int fd, const shm_layout *l, uint64_t gen) {
     gsnap_samp__image_arrays_free(im);
     unsigned char *b = m;
     im->deg = (uint32_t *)(b + l->deg);
@@ -92,6 +96,7 @@ static void adopt_map(gsnap_samp__image *im, void *m, const shm_layout *l, uint6
         }
     }
     im->map = m;
+    im->map_fd = fd;
     im->map_len = l->size;
     im->map_gen = gen;
     im->gen = gen;
@@ -103,6 +108,7 @@ void gsnap_samp__shared_unmap(gsnap_samp__image *im) {
     if (!im || !im->map) return;
     gsnap_samp__ovl_free(im); /* shared_ovl.c: the overlay belongs to the mapping */
     munmap(im->map, im->map_len);
+    close(im->map_fd); /* releases the shared lock (shared_gc.c) */
     im->map = NULL;
     im->map_len = 0;
     im->deg = NULL;
@@ -220,13 +226,19 @@ int gsnap_samp__shared_attach(gsnap_sampler *s, uint64_t gen) {
     /* no symlink followed, no wait on a FIFO someone put under this name */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) return errno == ELOOP ? refuse(s, path, "a symbolic link") : GSNAP_NOTFOUND;
+    if (gsnap_samp__shared_locked(fd, path)) { /* removed meanwhile (shared_gc.c) */
+        close(fd);
+        return GSNAP_NOTFOUND;
+    }
     void *m = NULL;
     shm_layout l;
     const char *why = owner_check(fd);
     if (!why) why = verify_map(s, fd, gen, &m, &l);
-    close(fd);
-    if (why) return refuse(s, path, why);
-    adopt_map(s->im, m, &l, gen);
+    if (why) {
+        close(fd);
+        return refuse(s, path, why);
+    }
+    adopt_map(s->im, m, fd, &l, gen); /* fd stays open, locked, while mapped */
     s->st.shared_attached++;
     s->st.shared_bytes = l.size;
     return 0;
@@ -273,7 +285,7 @@ static void fill(unsigned char *m, const shm_layout *l, const gsnap_samp__image 
 
 /* Write im as a temporary file and give it its name: link (never replaces a
  * file another process published meanwhile) or, over a refused file, rename. */
-static int publish(gsnap_sampler *s, int replace) {
+static int publish(gsnap_sampler *s, int replace, int *hold) {
     gsnap_samp__shared *sh = s->shm;
     gsnap_samp__image *im = s->im;
     char path[PATH_MAX], tmp[PATH_MAX], sfx[64];
@@ -290,6 +302,7 @@ static int publish(gsnap_sampler *s, int replace) {
         sh->err = errno;
         return GSNAP_EIO;
     }
+    (void)flock(fd, LOCK_SH); /* locked from its creation on (shared_gc.c) */
     int rc = GSNAP_EIO;
     void *m = MAP_FAILED;
     /* allocated up front: a full tmpfs answers ENOSPC here, not SIGBUS on a page write */
@@ -301,7 +314,6 @@ static int publish(gsnap_sampler *s, int replace) {
         rc = munmap(m, l.size) == 0 ? 0 : GSNAP_EIO;
         if (rc) err = errno;
     }
-    close(fd);
     if (rc == 0) {
         if (replace) rc = rename(tmp, path) ? GSNAP_EIO : 0;
         else if (link(tmp, path) && errno != EEXIST)
@@ -311,16 +323,9 @@ static int publish(gsnap_sampler *s, int replace) {
     unlink(tmp);
     sh->err = err;
     if (rc == 0) s->st.shared_published++;
+    if (rc == 0) *hold = fd; /* the caller closes it once it maps the name */
+    else close(fd);
     return rc;
-}
-
-/* Two generations are kept, g and g - 1: whoever moves to g removes g - 2
- * (a laggard that needs it again publishes it again). */
-static void drop_old(const gsnap_samp__shared *sh, uint64_t gen) {
-    char path[PATH_MAX];
-    if (gen < 2) return;
-    path_of(sh, gen - 2, "", path, sizeof path);
-    unlink(path);
 }
 
 /* at_open: 0 between batches, 1 at open, 2 at open after the published
@@ -335,11 +340,13 @@ int gsnap_samp__shared_sync(gsnap_sampler *s, int at_open) {
         if (rc) return rc;
     }
     if (im->map && im->map_gen == im->gen && !at_open) return 0;
-    if (!at_open) drop_old(sh, im->gen);
-    int rc = at_open == 2 ? GSNAP_ECORRUPT : gsnap_samp__shared_attach(s, im->gen);
-    if (rc == 0) return 0;
+    int rc = at_open == 2 ? GSNAP_ECORRUPT : gsnap_samp__shared_attach(s, im->gen), hold = -1;
+    if (rc == 0) {
+        gsnap_samp__shared_gc(s, im->gen, at_open != 0); /* shared_gc.c */
+        return 0;
+    }
     int replace = rc == GSNAP_ECORRUPT;
-    if ((rc = publish(s, replace))) { /* cannot publish here: serve private images from now on */
+    if ((rc = publish(s, replace, &hold))) { /* cannot publish here: serve private images from now on */
         snprintf(sh->why, sizeof sh->why, "%s: cannot publish an image (%s)", sh->dir,
                  strerror(sh->err ? sh->err : EIO));
         s->st.shared_bytes = 0;
@@ -347,6 +354,8 @@ int gsnap_samp__shared_sync(gsnap_sampler *s, int at_open) {
         return 0;
     }
     rc = gsnap_samp__shared_attach(s, im->gen);
+    close(hold);
+    gsnap_samp__shared_gc(s, im->gen, at_open != 0);
     if (rc == GSNAP_ECORRUPT) { /* another process replaced it with a bad one: stay private */
         s->st.shared_bytes = 0;
         return 0;
@@ -358,7 +367,7 @@ int gsnap_samp__shared_next(gsnap_sampler *s) {
     gsnap_samp__shared *sh = s->shm;
     if (!sh || !sh->follow || s->snap || !s->im || s->im->mixed) return 0;
     if (gsnap_samp__shared_attach(s, s->im->gen + 1) != 0) return 0;
-    drop_old(sh, s->im->gen);
+    gsnap_samp__shared_gc(s, s->im->gen, 0);
     s->st.refreshes++;
     s->st.generation = s->im->gen;
     return 1;

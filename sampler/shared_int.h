@@ -43,9 +43,17 @@ struct gsnap_samp__shared {
     int follow;      /* every generation is shared (else only the one opened on) */
     char why[PATH_MAX + 160];  /* the last refusal or failure, for the CLI */
     int err;                   /* errno of the last failed publication (0: none) */
+    uint64_t removed;          /* files removed by shared_gc */
 };
 
 /* (Re)make s->shm's key from the sampler's parameters. */
 int gsnap_samp__shared_key(gsnap_sampler *s);
+
+/* shared_gc.c: fd (open on path) share-locked; then 0, or -1 when the name
+ * no longer shows that file (removed between the open and the lock). */
+int gsnap_samp__shared_locked(int fd, const char *path);
+/* Remove the unlocked files of s's key: generations below gen - 1 (at_open:
+ * all but gen) and temporary files of writers that are gone. */
+void gsnap_samp__shared_gc(gsnap_sampler *s, uint64_t gen, int at_open);
 
 #endif

@@ -812,9 +812,12 @@ typedef struct {
                                 the next scheduled refresh, one below it leaves (among
                                 nodes of degree above threshold; cached modes without a
                                 snapshot). 0 = the static degree core */
-    uint64_t core_max_bytes; /* run-time core: bound on the core's bytes (per member the
-                                sum over caches of 20 + 12 * cap: entry, count, version
-                                and serving slot); hottest first; 0 = no bound */
+    uint64_t core_max_bytes; /* run-time core: bound on the core's bytes: per member the
+                                sum over caches of 20 + 12 * cap (entry, count, version
+                                and serving slot), plus the run-time core's own arrays
+                                (4 bytes per node id, the window's frontier lists);
+                                hottest first; 0 = no bound. GSNAP_EINVAL at open when
+                                below the own arrays (docs/sampler.md) */
     /* end of the issue-18 block */
     /* since version 4 -- shared host tier (issue 18, sampler/shared.c;
        docs/sampler.md "Shared host tier"): */
@@ -991,7 +994,8 @@ typedef struct {
     uint64_t decisions;       /* scheduled refreshes at which gamma was chosen */
     uint64_t skipped;         /* FSCR / PCF refreshes skipped: every gamma was 0 */
     uint64_t core_nodes;      /* nodes holding an entry now (in any cache) */
-    uint64_t core_bytes;      /* their bytes (per member: sum over caches of 20 + 12 * cap) */
+    uint64_t core_bytes;      /* their bytes (per member: sum over caches of 20 + 12 * cap)
+                                 plus a run-time core's own arrays (core_max_bytes) */
     uint64_t core_joined;     /* nodes that joined the run-time core so far */
     uint64_t core_left;       /* nodes that left it so far */
     uint64_t core_capped;     /* candidates kept out by core_max_bytes at the last update */

@@ -13,8 +13,13 @@
  *   - The run-time core's frequency of node v is the number of frontier
  *     appearances (destinations of any hop) of v in the ring's batches,
  *     kept exact by subtracting a batch's list when it leaves the ring.
- *   - Core membership changes only at scheduled refresh batches (after the
- *     mode's refresh, with the batch's read view begun), never inside a batch.
+ *   - Core membership changes only between batches: joins at scheduled
+ *     refresh batches (after the mode's refresh, with the batch's read view
+ *     begun), leaves there too or at a batch's end when the window's lists
+ *     grew past core_max_bytes; never inside a batch.
+ *   - With core_max_bytes, between batches: members * member_bytes + the
+ *     run-time core's own arrays (freq, the window's lists at their
+ *     allocated size, the ring's per-batch words) <= core_max_bytes.
  */
 #ifndef GSNAP_SAMPLER_ADAPT_INT_H
 #define GSNAP_SAMPLER_ADAPT_INT_H
@@ -47,6 +52,10 @@ struct gsnap_samp__adapt {
     uint32_t **rids;     /* ring of the window's lists */
     size_t *rn, *rcap;
     uint64_t joined, left, capped;
+    uint64_t members;    /* nodes holding an entry (kept by core_dyn.c) */
+    uint64_t lcap;       /* u32 slots allocated in win and the ring's lists */
+    uint64_t peak;       /* most bytes counted (entries + the core's arrays) between batches */
+    uint64_t trimmed;    /* members dropped between updates to stay within max_bytes */
 };
 
 /* policy.c ------------------------------------------------------------------ */
@@ -79,7 +88,8 @@ int gsnap_samp__core_note(gsnap_sampler *s, const uint64_t *dst, uint32_t n);
 /* The batch's list enters the window (the oldest leaves). */
 void gsnap_samp__core_end(gsnap_sampler *s);
 void gsnap_samp__core_free(struct gsnap_samp__adapt *ad);
-/* Count the nodes holding an entry and their bytes. */
+/* Count the nodes holding an entry and the core's bytes (their entries plus,
+ * with a run-time core, its own arrays). */
 void gsnap_samp__core_count(const gsnap_sampler *s, uint64_t *nodes, uint64_t *bytes);
 
 #endif

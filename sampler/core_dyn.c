@@ -10,19 +10,46 @@
  * threshold 0). With options.core_max_bytes, the core holds the hottest
  * candidates (ties: smaller id first) whose bytes fit the bound; at open the
  * static degree core is cut to the bound the same way (highest degree
- * first). A member's bytes: the sum over caches of 20 + 12 * cap (u64 ids,
- * u32 count, u64 version, u32 serving slot of 2 + cap words: count, stamp,
- * ids).
+ * first).
+ *
+ * What the bound counts: every member's entry bytes, the sum over caches of
+ * 20 + 12 * cap (u64 ids, u32 count, u64 version, u32 serving slot of 2 +
+ * cap words: count, stamp, ids), plus the arrays the run-time core itself
+ * allocates: the frequency counters (u32 per node id), the window's
+ * frontier lists (u32 per allocated slot: the batch being made and one per
+ * batch in the window) and the ring's three words per batch (pointer,
+ * length, capacity). The selection allocates nothing (the chosen nodes are
+ * marked in the counters' top bit, the cut-off found by counting passes).
+ * The lists grow with the batches' frontiers: when a batch's end finds the
+ * total above the bound, the coldest members leave until it fits (counted in
+ * `trimmed`). A bound below the counters alone is refused at open.
  */
 #include "sampler/sampler_int.h"
 #include <stdlib.h>
 #include <string.h>
+
+#define WANT 0x80000000u /* in freq[v]: v is chosen (during a selection only) */
 
 static uint64_t member_bytes(const gsnap_sampler *s) {
     uint64_t b = 0;
     for (unsigned i = 0; s->im && i < s->im->ncache; i++)
         if (s->im->caches[i].cap) b += 20 + 12 * (uint64_t)s->im->caches[i].cap;
     return b;
+}
+
+/* Bytes of the run-time core's own arrays now. */
+static uint64_t book_bytes(const struct gsnap_samp__adapt *ad) {
+    return 4 * ad->nfreq + (uint64_t)ad->window * (sizeof(uint32_t *) + 2 * sizeof(size_t)) +
+           4 * ad->lcap;
+}
+
+static uint64_t total_bytes(const struct gsnap_samp__adapt *ad) {
+    return ad->members * ad->member_bytes + book_bytes(ad);
+}
+
+static void note_peak(struct gsnap_samp__adapt *ad) {
+    uint64_t t = total_bytes(ad);
+    if (t > ad->peak) ad->peak = t;
 }
 
 static int is_member(const gsnap_samp__image *im, uint64_t v) {
@@ -35,89 +62,114 @@ void gsnap_samp__core_count(const gsnap_sampler *s, uint64_t *nodes, uint64_t *b
     uint64_t n = 0;
     for (uint64_t v = 0; s->im && v < s->im->nnodes; v++) n += (uint64_t)is_member(s->im, v);
     *nodes = n;
-    *bytes = n * member_bytes(s);
+    *bytes = n * member_bytes(s) + (s->ad && s->ad->freq ? book_bytes(s->ad) : 0);
+}
+
+/* Members the bound leaves room for now (all with no bound). */
+static uint64_t room(const gsnap_sampler *s) {
+    const struct gsnap_samp__adapt *ad = s->ad;
+    uint64_t book = book_bytes(ad);
+    if (!ad->max_bytes || !ad->member_bytes) return UINT64_MAX;
+    return ad->max_bytes > book ? (ad->max_bytes - book) / ad->member_bytes : 0;
 }
 
 typedef struct {
-    uint32_t key;
-    uint32_t id;
-} cand;
+    const uint32_t *key; /* deg or freq (its WANT bit masked) */
+    uint32_t min;
+    int among; /* 1: members only; 0: nodes of degree above the threshold */
+} selection;
 
-static int cand_cmp(const void *a, const void *b) {
-    const cand *x = a, *y = b;
-    if (x->key != y->key) return x->key > y->key ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
+static int eligible(const gsnap_sampler *s, const selection *q, uint64_t v, uint32_t *k) {
+    const gsnap_samp__image *im = s->im;
+    *k = q->key[v] & (q->key == s->ad->freq ? ~WANT : UINT32_MAX);
+    if (*k < q->min) return 0;
+    return q->among ? is_member(im, v) : !(s->o.threshold && im->deg[v] <= s->o.threshold);
 }
 
-/* want[v] = 1 for the chosen members among the candidates (key >= min and
- * eligible), hottest first within ad->max_bytes. */
-static int select_core(gsnap_sampler *s, const uint32_t *key, uint32_t min, int among_members,
-                       unsigned char *want) {
+static uint64_t count_ge(const gsnap_sampler *s, const selection *q, uint32_t t) {
+    uint64_t n = 0;
+    uint32_t k;
+    for (uint64_t v = 0; v < s->im->nnodes; v++) n += eligible(s, q, v, &k) && k >= t;
+    return n;
+}
+
+/* Mark (WANT in freq) the `take` hottest eligible nodes, ties smaller id
+ * first, all of them when they are fewer. */
+static void select_core(gsnap_sampler *s, const selection *q, uint64_t take) {
     struct gsnap_samp__adapt *ad = s->ad;
-    const gsnap_samp__image *im = s->im;
-    cand *c = malloc((im->nnodes ? im->nnodes : 1) * sizeof *c);
-    if (!c) return GSNAP_ENOMEM;
-    size_t n = 0;
-    for (uint64_t v = 0; v < im->nnodes; v++) {
-        if (key[v] < min) continue;
-        if (among_members ? !is_member(im, v) : im->deg[v] <= s->o.threshold && s->o.threshold)
-            continue;
-        c[n++] = (cand){key[v], (uint32_t)v};
+    uint64_t n = count_ge(s, q, q->min);
+    uint32_t cut = q->min, k; /* the smallest key taken */
+    if (n > take) { /* cut = the largest t with count_ge(t) >= take */
+        uint32_t hi = UINT32_MAX;
+        while (cut < hi) {
+            uint32_t mid = cut + (uint32_t)(((uint64_t)hi - cut + 1) / 2);
+            if (count_ge(s, q, mid) >= take) cut = mid;
+            else hi = mid - 1;
+        }
     }
-    qsort(c, n, sizeof *c, cand_cmp);
-    uint64_t mb = member_bytes(s);
-    size_t take = n;
-    if (ad->max_bytes && mb) {
-        uint64_t fit = ad->max_bytes / mb;
-        if (fit < take) take = (size_t)fit;
+    uint64_t above = n > take && cut < UINT32_MAX ? count_ge(s, q, cut + 1) : 0, at_cut = 0;
+    for (uint64_t v = 0; v < s->im->nnodes; v++) {
+        if (!eligible(s, q, v, &k) || k < cut) continue;
+        if (n > take && k == cut && above + at_cut++ >= take) continue;
+        ad->freq[v] |= WANT;
     }
-    memset(want, 0, im->nnodes ? (size_t)im->nnodes : 1);
-    for (size_t i = 0; i < take; i++) want[c[i].id] = 1;
-    ad->capped = n - take;
-    free(c);
+    ad->capped = n > take ? n - take : 0;
+}
+
+/* v joins: drawn whole from the batch's view (cache.c) in every cache, or
+ * in none when a draw fails. */
+static int join(gsnap_sampler *s, uint64_t v) {
+    gsnap_samp__image *im = s->im;
+    for (unsigned i = 0; i < im->ncache; i++) {
+        gsnap_samp__cache *c = &im->caches[i];
+        if (!c->cap) continue;
+        const uint64_t *full;
+        size_t d;
+        uint64_t rep = 0;
+        int rc = s->src->nbrs(s->src, v, &full, &d);
+        c->cnt[v] = 0;
+        c->ver[v] = 0;
+        if (!rc)
+            rc = gsnap_samp__entry_refresh(c, s->rp.hops[i], v, full, d, &s->rp, im->gen,
+                                           s->version, 1, &s->sc, &rep, NULL);
+        if (rc) { /* v stays out of every cache: no half-made member */
+            for (unsigned k = 0; k <= i; k++) {
+                im->caches[k].cnt[v] = GSNAP_SAMP_UNCACHED;
+                gsnap_samp__hot_node(im, &im->caches[k], v);
+            }
+            return rc;
+        }
+        gsnap_samp__hot_node(im, c, v);
+    }
     return 0;
 }
 
-/* Make membership equal want[]: joiners drawn whole from the view, leavers
- * dropped; the serving view follows entry by entry. */
-static int apply_core(gsnap_sampler *s, const unsigned char *want) {
+/* Make membership equal the marks (clearing them): leavers first, so the
+ * entries never exceed the larger of the two memberships. */
+static int apply_core(gsnap_sampler *s) {
     struct gsnap_samp__adapt *ad = s->ad;
     gsnap_samp__image *im = s->im;
     for (uint64_t v = 0; v < im->nnodes; v++) {
-        int is = is_member(im, v);
-        if (is == want[v]) continue;
+        if ((ad->freq[v] & WANT) || !is_member(im, v)) continue;
         for (unsigned i = 0; i < im->ncache; i++) {
-            gsnap_samp__cache *c = &im->caches[i];
-            if (!c->cap) continue;
-            if (want[v]) { /* drawn whole from the batch's view (cache.c) */
-                const uint64_t *full;
-                size_t d;
-                uint64_t rep = 0;
-                int rc = s->src->nbrs(s->src, v, &full, &d);
-                c->cnt[v] = 0;
-                c->ver[v] = 0;
-                if (!rc)
-                    rc = gsnap_samp__entry_refresh(c, s->rp.hops[i], v, full, d, &s->rp, im->gen,
-                                                   s->version, 1, &s->sc, &rep, NULL);
-                if (rc) { /* v stays out of every cache: no half-made member */
-                    for (unsigned k = 0; k <= i; k++) {
-                        im->caches[k].cnt[v] = GSNAP_SAMP_UNCACHED;
-                        gsnap_samp__hot_node(im, &im->caches[k], v);
-                    }
-                    return rc;
-                }
-                gsnap_samp__hot_node(im, c, v);
-            } else {
-                c->cnt[v] = GSNAP_SAMP_UNCACHED;
-                gsnap_samp__hot_node(im, c, v);
-            }
+            if (!im->caches[i].cap) continue;
+            im->caches[i].cnt[v] = GSNAP_SAMP_UNCACHED;
+            gsnap_samp__hot_node(im, &im->caches[i], v);
         }
-        if (want[v])
-            ad->joined++;
-        else
-            ad->left++;
+        ad->left++;
+        ad->members--;
     }
-    return 0;
+    int rc = 0;
+    for (uint64_t v = 0; v < im->nnodes; v++) {
+        int want = (ad->freq[v] & WANT) != 0;
+        ad->freq[v] &= ~WANT;
+        if (rc || !want || is_member(im, v)) continue;
+        if ((rc = join(s, v)) == 0) {
+            ad->joined++;
+            ad->members++;
+        }
+    }
+    return rc;
 }
 
 int gsnap_samp__core_init(gsnap_sampler *s) {
@@ -130,35 +182,56 @@ int gsnap_samp__core_init(gsnap_sampler *s) {
     if (!(ad->rn = calloc(ad->window, sizeof *ad->rn))) return GSNAP_ENOMEM;
     if (!(ad->rcap = calloc(ad->window, sizeof *ad->rcap))) return GSNAP_ENOMEM;
     ad->member_bytes = member_bytes(s);
-    if (!ad->max_bytes) return 0;
-    unsigned char *want = malloc(nf);
-    if (!want) return GSNAP_ENOMEM;
-    int rc = select_core(s, s->im->deg, 0, 1, want); /* the static core, highest degree first */
-    if (rc == 0) rc = apply_core(s, want); /* only removals: no store read */
-    ad->joined = ad->left = 0;             /* count run-time changes only */
-    free(want);
-    return rc;
+    for (uint64_t v = 0; v < s->im->nnodes; v++) ad->members += (uint64_t)is_member(s->im, v);
+    if (ad->max_bytes && ad->max_bytes < book_bytes(ad)) {
+        const char *m = "sampler: core_max_bytes %llu is below what the run-time core's own "
+                        "arrays take for %llu node ids (%llu bytes: 4 per node id and %u batches)";
+        unsigned long long a = ad->max_bytes, b = ad->nfreq, c = book_bytes(ad);
+        return s->db ? gsnap_store__err(s->db, GSNAP_EINVAL, m, a, b, c, ad->window) : GSNAP_EINVAL;
+    }
+    if (ad->max_bytes) { /* the static core, highest degree first; only removals */
+        selection q = {s->im->deg, 0, 1};
+        select_core(s, &q, room(s));
+        int rc = apply_core(s);
+        if (rc) return rc;
+    }
+    ad->joined = ad->left = 0; /* count run-time changes only */
+    note_peak(ad);
+    return 0;
 }
 
 int gsnap_samp__core_update(gsnap_sampler *s) {
     struct gsnap_samp__adapt *ad = s->ad;
     /* a background refresh reads s->im: membership waits for the next due batch */
     if (!ad || !ad->dyn || !s->im || s->bg_running) return 0;
-    unsigned char *want = malloc(s->im->nnodes ? (size_t)s->im->nnodes : 1);
-    if (!want) return GSNAP_ENOMEM;
-    int rc = select_core(s, ad->freq, ad->core_min, 0, want);
-    if (rc == 0) rc = apply_core(s, want);
-    free(want);
+    selection q = {ad->freq, ad->core_min, 0};
+    select_core(s, &q, room(s));
+    int rc = apply_core(s);
+    note_peak(ad);
     return rc;
 }
 
 int gsnap_samp__core_note(gsnap_sampler *s, const uint64_t *dst, uint32_t n) {
     struct gsnap_samp__adapt *ad = s->ad;
+    size_t before = ad->wcap;
     if (gsnap_vec_reserve((void **)&ad->win, &ad->wcap, ad->nwin + n + 1, sizeof *ad->win))
         return GSNAP_ENOMEM;
+    ad->lcap += ad->wcap - before;
     for (uint32_t i = 0; i < n; i++)
         if (dst[i] < ad->nfreq) ad->win[ad->nwin++] = (uint32_t)dst[i];
     return 0;
+}
+
+/* The lists grew past the bound: the coldest members leave. */
+static void trim(gsnap_sampler *s) {
+    struct gsnap_samp__adapt *ad = s->ad;
+    if (!ad->max_bytes || total_bytes(ad) <= ad->max_bytes || !s->im || s->bg_running) return;
+    uint64_t before = ad->members, capped = ad->capped;
+    selection q = {ad->freq, 0, 1};
+    select_core(s, &q, room(s));
+    (void)apply_core(s); /* removals only: nothing to fail */
+    ad->trimmed += before - ad->members;
+    ad->capped = capped; /* what the last update kept out */
 }
 
 void gsnap_samp__core_end(gsnap_sampler *s) {
@@ -176,6 +249,8 @@ void gsnap_samp__core_end(gsnap_sampler *s) {
     ad->wcap = oldcap;
     ad->nwin = 0;
     for (size_t i = 0; i < ad->rn[slot]; i++) ad->freq[ad->rids[slot][i]]++;
+    trim(s);
+    note_peak(ad);
 }
 
 void gsnap_samp__core_free(struct gsnap_samp__adapt *ad) {

@@ -53,7 +53,8 @@ int main(void) {
     snprintf(cmd, sizeof cmd, "grep -q 'refresh policy miss: 2 decisions (2 refreshes skipped' %s/m.txt",
              dir);
     CHECK(sh(cmd) == 0);
-    /* a run-time core within its bound (136 bytes a member: 29 fit in 4000) */
+    /* a run-time core within its bound (136 bytes a member; the counters of
+     * 500 node ids and the window's lists count too) */
     snprintf(cmd, sizeof cmd, "%s -d %s sample --fanouts 5 --mode fscr --random 32 --batches 7 "
              "--period 3 --core-min 2 --core-max-bytes 4000 --json > %s/c.json", bin, db, dir);
     CHECK(sh(cmd) == 0);

@@ -4,6 +4,7 @@
 #
 #   sh bench/bench_shared.sh                 R-MAT SCALE 17 (2 M edges), fcr, fanouts 10,10,10
 #   SCALE=18 MODE=fcr-sc sh bench/bench_shared.sh
+#   MODE="fcr pscr fscr" PERIOD=5 sh bench/bench_shared.sh   several modes, one file
 #
 # Environment: BUILD (default build), SCALE (17), MODE (fcr), FANOUTS
 # (10,10,10), BATCHES (20), PERIOD (0), WORK (/tmp/tier18-shared: the
@@ -29,7 +30,13 @@ if [ ! -d "$DB" ]; then
     rm -f "$WORK/rmat.tsv"
 fi
 OUT="$BUILD/bench/shared-$(date -u +%Y%m%d-%H%M%S).txt"
-nice -n 5 "$BUILD/bench/bench_shared" --db "$DB" --mode "$MODE" --fanouts "$FANOUTS" \
-    --batches "$BATCHES" --period "$PERIOD" --shared-dir "$SHDIR" --out "$OUT"
+: > "$OUT"
+for m in $MODE; do
+    nice -n 5 "$BUILD/bench/bench_shared" --db "$DB" --mode "$m" --fanouts "$FANOUTS" \
+        --batches "$BATCHES" --period "$PERIOD" --shared-dir "$SHDIR" --out "$OUT.one"
+    cat "$OUT.one" >> "$OUT"
+    echo >> "$OUT"
+    rm -f "$OUT.one"
+done
 echo "results: $OUT" >&2
 [ -n "${KEEP:-}" ] || rm -rf "$WORK"

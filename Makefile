@@ -2,6 +2,7 @@
 #   make            library (static + shared), CLI, tools
 #   make test       build and run the test suite (ends with "N passed, N failed")
 #   make asan/ubsan test suite under AddressSanitizer / UndefinedBehaviorSanitizer
+#   make tsan       test suite under ThreadSanitizer (small sizes)
 #   make valgrind   test suite under valgrind memcheck
 #   make headertest graphsnap.h as C99 -pedantic -Werror and as C++
 #   make install    PREFIX=/usr/local DESTDIR=
@@ -64,7 +65,7 @@ SHARED := $(BUILD)/libgraphsnap.so.$(VERSION)
 CLI := $(BUILD)/graphsnap
 MAN := $(BUILD)/graphsnap.1
 
-.PHONY: all lib cli tools man docs test asan ubsan valgrind headertest install uninstall bench clean fuzz install-python
+.PHONY: all lib cli tools man docs test asan ubsan tsan valgrind headertest install uninstall bench clean fuzz install-python
 all: lib cli tools man
 
 lib: $(STATIC) $(SHARED)
@@ -137,6 +138,10 @@ asan:
 ubsan:
 	$(MAKE) BUILD=build-ubsan OPT="-O1 -g" SANFLAGS="-fsanitize=undefined -fno-sanitize-recover=undefined" GSNAP_NO_CUDA=1 test
 
+# GSNAP_TEST_SMALL=1: the tests' randomized work shrunk, as under valgrind.
+tsan:
+	GSNAP_TEST_SMALL=1 $(MAKE) BUILD=build-tsan OPT="-O1 -g" SANFLAGS="-fsanitize=thread" GSNAP_NO_CUDA=1 test
+
 valgrind:
 	$(MAKE) BUILD=build-vg OPT="-O1 -g" GSNAP_NO_CUDA=1 all $(patsubst $(BUILD)/%,build-vg/%,$(TEST_BIN))
 	@GSNAP_VALGRIND=1 BUILD=build-vg sh tests/run.sh $(patsubst $(BUILD)/%,build-vg/%,$(TEST_BIN))
@@ -191,7 +196,7 @@ uninstall:
 	rm -rf $(DESTDIR)$(PYSITE)/graphsnap
 
 clean:
-	rm -rf build build-asan build-ubsan build-vg build-fuzz
+	rm -rf build build-asan build-ubsan build-tsan build-vg build-fuzz
 
 # ---- reliability: libFuzzer targets (fuzz/, docs/reliability.md) ----------
 # `make fuzz` builds the library with clang, ASan, UBSan and coverage into

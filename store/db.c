@@ -86,7 +86,7 @@ static int open_tables_ro(gsnap_db *db) {
         db->has_vlog = gsnap_store__open_dbi(db, txn, "gs.vlog", 0, &db->vlog_dbi) == 0;
         rc = gsnap_store__mdb_err(db, mdb_txn_commit(txn), "opening tables");
     }
-    pthread_rwlock_unlock(&db->resize_lock);
+    gsnap_store__map_release(db);
     return rc;
 }
 
@@ -173,11 +173,7 @@ static gsnap_db *alloc_db(const char *path, const gsnap_db_options *opts, const 
     db->sync = opts->sync;
     db->dir_dev = (uint64_t)st->st_dev;
     db->dir_ino = (uint64_t)st->st_ino;
-    pthread_rwlockattr_t ra;
-    pthread_rwlockattr_init(&ra);
-    pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-    pthread_rwlock_init(&db->resize_lock, &ra);
-    pthread_rwlockattr_destroy(&ra);
+    pthread_cond_init(&db->gate_cv, NULL);
     pthread_mutex_init(&db->write_lock, NULL);
     pthread_mutex_init(&db->lock, NULL);
     return db;
@@ -245,7 +241,7 @@ static int adopt_meta(gsnap_db *db, const char *path) {
     if (rc) return gsnap_err_open(rc, "%s: %s", path, gsnap_err_last());
     rc = gsnap_store__read_meta(db, txn, &m);
     mdb_txn_abort(txn);
-    pthread_rwlock_unlock(&db->resize_lock);
+    gsnap_store__map_release(db);
     if (rc == GSNAP_NOTFOUND) return gsnap_err_open(GSNAP_ECORRUPT, "%s: store meta record missing", path);
     if (rc) return gsnap_err_open(rc, "%s: %s", path, gsnap_err_last());
     if (m.format < GSNAP_STORE_FORMAT_OLDEST || m.format > GSNAP_STORE_FORMAT)
@@ -317,7 +313,7 @@ void gsnap_db_close(gsnap_db *db) {
     if (db->env) mdb_env_close(db->env);
     if (db->dir_fd >= 0) close(db->dir_fd); /* releases the flock */
     if (db->dir_dev || db->dir_ino) gsnap_store__release_dir(db->dir_dev, db->dir_ino);
-    pthread_rwlock_destroy(&db->resize_lock);
+    pthread_cond_destroy(&db->gate_cv);
     pthread_mutex_destroy(&db->write_lock);
     pthread_mutex_destroy(&db->lock);
     free(db->path);

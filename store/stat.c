@@ -16,7 +16,7 @@ int gsnap_db_version(gsnap_db *db, uint64_t *version) {
     if (rc) return rc;
     rc = gsnap_store__read_meta(db, txn, &m);
     mdb_txn_abort(txn);
-    pthread_rwlock_unlock(&db->resize_lock);
+    gsnap_store__map_release(db);
     if (rc == 0) *version = m.version;
     return rc;
 }

@@ -139,9 +139,12 @@ struct gsnap_db {
     unsigned keep;
     int read_only;
     gsnap_sync_mode sync;
-    pthread_rwlock_t resize_lock; /* txns hold it shared; map growth exclusive */
     pthread_mutex_t write_lock;   /* one write txn at a time in this process */
-    pthread_mutex_t lock;         /* guards tables[], pool[], batch_open */
+    pthread_mutex_t lock;         /* guards tables[], pool[], batch_open, the map gate */
+    /* the map gate (mapgate.c): txns holding the map, threads waiting to
+     * remap it, a failed remap; gate_cv signals both ways */
+    int map_holds, remap_waiting, map_lost;
+    pthread_cond_t gate_cv;
     int batch_open;
     struct gsnap_batch *batch;    /* the open batch (aborted by close) */
     uint64_t dir_dev, dir_ino;    /* the directory (one open per process) */
@@ -269,9 +272,24 @@ int gsnap_store__map_rc(int rc);
 int gsnap_store__verified(gsnap_db *db, uint64_t key);
 void gsnap_store__set_verified(gsnap_db *db, uint64_t key);
 int gsnap_store__read_meta(gsnap_db *db, MDB_txn *txn, struct gsnap_meta *m);
-/* Begin an LMDB txn holding db->resize_lock shared (the caller unlocks it
- * after the txn ends); adopts a map grown by another process (txn.c). */
+/* Begin an LMDB read txn holding the map (the caller ends the txn, then
+ * calls gsnap_store__map_release); adopts a map grown by another process
+ * (txn.c). On failure no hold is left. */
 int gsnap_store__txn_begin(gsnap_db *db, unsigned flags, MDB_txn **txn);
+/* mapgate.c: the map gate (see the file for the invariants). A hold is taken
+ * before an LMDB txn begins and released after it ends; a remap waits until
+ * no hold is left. _locked: with db->lock held. */
+int gsnap_store__map_hold(gsnap_db *db);
+int gsnap_store__map_hold_locked(gsnap_db *db); /* 1: the map is lost, no hold */
+void gsnap_store__map_release(gsnap_db *db);
+void gsnap_store__map_release_locked(gsnap_db *db);
+int gsnap_store__map_held(void);                /* this thread holds a map */
+/* Grow the map (seen: its size when the write found it full; nothing is done
+ * when it changed since) or, seen == 0, adopt the size another process grew
+ * it to. The calling thread must hold no map (else GSNAP_EBUSY with a
+ * message) and not db->write_lock. */
+int gsnap_store__remap(gsnap_db *db, size_t seen);
+int gsnap_store__remap_pending(gsnap_db *db);   /* a thread waits to remap */
 /* Open LMDB table `name` in txn: GSNAP_NOTFOUND when absent (tables.c). */
 int gsnap_store__open_dbi(gsnap_db *db, MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *out);
 int gsnap_store__put_meta(gsnap_db *db, MDB_txn *txn, const struct gsnap_meta *m);

@@ -109,7 +109,7 @@ int gsnap_store__table(gsnap_db *db, const char *name, unsigned flags, int creat
     rc = gsnap_store__open_dbi(db, txn, name, flags, &c.dbi);
     if (rc == 0) rc = gsnap_store__mdb_err(db, mdb_txn_commit(txn), "opening table");
     else mdb_txn_abort(txn);
-    pthread_rwlock_unlock(&db->resize_lock);
+    gsnap_store__map_release(db);
     if (rc == GSNAP_NOTFOUND && create && !db->read_only) rc = gsnap_store__write(db, create_table_fn, &c);
     if (rc) return rc;
     pthread_mutex_lock(&db->lock);

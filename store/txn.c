@@ -3,14 +3,14 @@
  * read views, and the lookups and verification cache every read path uses.
  *
  * Map growth: LMDB returns MDB_MAP_FULL when the map is full. A write txn is
- * then aborted, the map doubled with mdb_env_set_mapsize() and the write
- * replayed (gsnap_store__write). mdb_env_set_mapsize() must not run while any
- * txn of this process is live, so every txn holds db->resize_lock shared and
- * growth takes it exclusively (writer-preferring, so growth is not starved).
- * A thread that holds a read view cannot grow the map (it would wait on
- * itself): it gets GSNAP_EBUSY with a message instead.
+ * then aborted, the map doubled and the write replayed (gsnap_store__write).
+ * mdb_env_set_mapsize() must not run while any txn of this process is live:
+ * every txn holds the map gate (mapgate.c, where the invariants that rule
+ * out deadlock are stated) and a remap waits until no hold is left, with the
+ * write lock released. A thread that holds a read view cannot have the map
+ * grown (it would wait on itself): it gets GSNAP_EBUSY with a message.
  * Another process growing the map shows up as MDB_MAP_RESIZED at txn begin:
- * we adopt the new size (mdb_env_set_mapsize(env, 0)) and retry.
+ * we adopt the new size the same way and retry.
  */
 #include "store/store_int.h"
 
@@ -23,8 +23,8 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
-static _Thread_local int tls_views; /* read views held by this thread */
 static _Thread_local int tls_map_full; /* an LMDB call in this thread hit MDB_MAP_FULL */
+static _Thread_local gsnap_db *tls_writing; /* the db whose write fn this thread runs */
 
 int gsnap_store__err(gsnap_db *db, int code, const char *fmt, ...) {
     va_list ap;
@@ -105,44 +105,27 @@ void gsnap_store__set_verified(gsnap_db *db, uint64_t key) {
     pthread_mutex_unlock(&db->lock);
 }
 
-/* ---- map growth ---------------------------------------------------------- */
+/* ---- txns holding the map ---------------------------------------------- */
 
-static int grow_map(gsnap_db *db, size_t min_size) {
-    if (tls_views > 0)
-        return gsnap_store__err(db, GSNAP_EBUSY, "the map is full and must grow, but this thread "
-                                "holds a read view; end it before writing");
-    pthread_rwlock_wrlock(&db->resize_lock);
-    MDB_envinfo info;
-    mdb_env_info(db->env, &info);
-    size_t size = info.me_mapsize * 2;
-    if (size < min_size) size = min_size;
-    int rc = mdb_env_set_mapsize(db->env, size);
-    pthread_rwlock_unlock(&db->resize_lock);
-    return gsnap_store__mdb_err(db, rc, "growing the LMDB map");
-}
-
-static int adopt_resize(gsnap_db *db) {
-    pthread_rwlock_wrlock(&db->resize_lock);
-    int rc = mdb_env_set_mapsize(db->env, 0);
-    pthread_rwlock_unlock(&db->resize_lock);
-    return gsnap_store__mdb_err(db, rc, "adopting the map size grown by another process");
-}
-
-/* Begin a txn holding resize_lock shared; handles MDB_MAP_RESIZED. */
-int gsnap_store__txn_begin(gsnap_db *db, unsigned flags, MDB_txn **txn) {
+/* Begin a txn; the caller holds the map. MDB_MAP_RESIZED: release the hold,
+ * adopt the size, take a hold again, retry. On failure no hold is left. */
+static int begin_held(gsnap_db *db, unsigned flags, MDB_txn **txn) {
     for (int tries = 0;; tries++) {
-        pthread_rwlock_rdlock(&db->resize_lock);
         int rc = mdb_txn_begin(db->env, NULL, flags, txn);
         if (rc == 0) return 0;
-        pthread_rwlock_unlock(&db->resize_lock);
+        gsnap_store__map_release(db);
         if (rc == MDB_MAP_RESIZED && tries < 8) {
-            int r2 = adopt_resize(db);
-            if (r2) return r2;
+            if ((rc = gsnap_store__remap(db, 0)) || (rc = gsnap_store__map_hold(db))) return rc;
             continue;
         }
         return gsnap_store__mdb_err(db, rc, flags & MDB_RDONLY ? "beginning a read transaction"
                                                                 : "beginning a write transaction");
     }
+}
+
+int gsnap_store__txn_begin(gsnap_db *db, unsigned flags, MDB_txn **txn) {
+    int rc = gsnap_store__map_hold(db);
+    return rc ? rc : begin_held(db, flags, txn);
 }
 
 /* A failed commit: LMDB reports a short write as EIO, so find out whether the
@@ -171,42 +154,58 @@ static int commit_failure(gsnap_db *db, int rc) {
     return gsnap_store__mdb_err(db, rc, "committing a write transaction");
 }
 
+/* One attempt of a write: the caller holds the map and db->write_lock.
+ * *remap = 1 when the map must grow (*seen: its size now) or be adopted
+ * (*seen = 0) before the write is tried again. */
+static int write_once(gsnap_db *db, gsnap_write_fn fn, void *ctx, int *remap, size_t *seen) {
+    MDB_txn *txn = NULL;
+    int mrc = mdb_txn_begin(db->env, NULL, 0, &txn);
+    if (mrc == MDB_MAP_RESIZED) *remap = 1;
+    if (mrc) return gsnap_store__mdb_err(db, mrc, "beginning a write transaction");
+    tls_map_full = 0;
+    int frc = fn(db, txn, ctx);
+    if (frc == 0) mrc = mdb_txn_commit(txn);
+    else mdb_txn_abort(txn);
+    if (frc == 0 && mrc == 0) return 0;
+    /* fn reports a full map through gsnap_store__mdb_err, which flags it. */
+    if (mrc == MDB_MAP_FULL || (frc == GSNAP_ENOSPC && tls_map_full)) {
+        MDB_envinfo info;
+        mdb_env_info(db->env, &info);
+        *seen = info.me_mapsize;
+        *remap = 1;
+        return frc ? frc : gsnap_store__mdb_err(db, mrc, "committing a write transaction");
+    }
+    if (frc) return frc;
+    if (mrc == MDB_MAP_RESIZED) {
+        *remap = 1;
+        return gsnap_store__mdb_err(db, mrc, "committing a write transaction");
+    }
+    return commit_failure(db, mrc);
+}
+
+/* The map hold comes before the write lock, and a remap runs with neither
+ * (mapgate.c, I1 and I3). */
 int gsnap_store__write(gsnap_db *db, gsnap_write_fn fn, void *ctx) {
     if (db->read_only)
         return gsnap_store__err(db, GSNAP_EACCES, "database '%s' is open read-only", db->path);
-    pthread_mutex_lock(&db->write_lock);
-    int rc;
+    if (tls_writing == db)
+        return gsnap_store__err(db, GSNAP_EBUSY, "a write transaction on '%s' started another write of "
+                                "the same database in its own thread", db->path);
+    int rc = 0;
     for (int attempt = 0;; attempt++) {
-        MDB_txn *txn = NULL;
-        rc = gsnap_store__txn_begin(db, 0, &txn);
-        if (rc) break;
-        tls_map_full = 0;
-        int frc = fn(db, txn, ctx);
-        int mrc = 0;
-        if (frc == 0) {
-            mrc = mdb_txn_commit(txn);
-        } else {
-            mdb_txn_abort(txn);
-        }
-        pthread_rwlock_unlock(&db->resize_lock);
-        if (frc == 0 && mrc == 0) { rc = 0; break; }
-        /* fn reports a full map through gsnap_store__mdb_err, which flags it. */
-        int full = (mrc == MDB_MAP_FULL) || (frc == GSNAP_ENOSPC && tls_map_full);
-        if (full && attempt < 40) {
-            rc = grow_map(db, 0);
-            if (rc) break;
-            continue;
-        }
-        if (frc) { rc = frc; break; }
-        if (mrc == MDB_MAP_RESIZED && attempt < 40) {
-            rc = adopt_resize(db);
-            if (rc) break;
-            continue;
-        }
-        rc = commit_failure(db, mrc);
-        break;
+        int remap = 0;
+        size_t seen = 0;
+        if ((rc = gsnap_store__map_hold(db))) break;
+        pthread_mutex_lock(&db->write_lock);
+        gsnap_db *outer = tls_writing;
+        tls_writing = db;
+        rc = write_once(db, fn, ctx, &remap, &seen);
+        tls_writing = outer;
+        pthread_mutex_unlock(&db->write_lock);
+        gsnap_store__map_release(db);
+        if (!remap || attempt >= 40) break;
+        if ((rc = gsnap_store__remap(db, seen))) break;
     }
-    pthread_mutex_unlock(&db->write_lock);
     return rc;
 }
 
@@ -226,21 +225,21 @@ int gsnap_read_begin(gsnap_db *db, gsnap_read **out) {
     rd->db = db;
     int rc;
     MDB_txn *txn = NULL;
+    /* one critical section: the map hold and a pooled txn */
     pthread_mutex_lock(&db->lock);
-    if (db->npool > 0) txn = db->pool[--db->npool];
+    int lost = gsnap_store__map_hold_locked(db);
+    if (!lost && db->npool > 0) txn = db->pool[--db->npool];
     pthread_mutex_unlock(&db->lock);
-    if (txn) {
-        pthread_rwlock_rdlock(&db->resize_lock);
-        rc = mdb_txn_renew(txn);
-        if (rc) {
-            mdb_txn_abort(txn);
-            pthread_rwlock_unlock(&db->resize_lock);
-            txn = NULL;
-        }
+    if (lost) {
+        free(rd);
+        return gsnap_store__map_hold(db); /* the error, with its message */
     }
-    if (!txn && (rc = gsnap_store__txn_begin(db, MDB_RDONLY, &txn))) { free(rd); return rc; }
+    if (txn && mdb_txn_renew(txn)) {
+        mdb_txn_abort(txn);
+        txn = NULL;
+    }
+    if (!txn && (rc = begin_held(db, MDB_RDONLY, &txn))) { free(rd); return rc; }
     rd->txn = txn;
-    tls_views++;
     if ((rc = gsnap_store__read_meta(db, txn, &rd->meta)) ||
         (rc = gsnap_store__load_runs(db, txn, &rd->runs, &rd->nruns))) {
         gsnap_read_end(rd);
@@ -270,11 +269,13 @@ void gsnap_read_end(gsnap_read *rd) {
         if (db->npool < (int)(sizeof db->pool / sizeof db->pool[0])) {
             db->pool[db->npool++] = rd->txn;
             rd->txn = NULL;
+            gsnap_store__map_release_locked(db);
         }
         pthread_mutex_unlock(&db->lock);
-        if (rd->txn) mdb_txn_abort(rd->txn);
-        pthread_rwlock_unlock(&db->resize_lock);
-        tls_views--;
+        if (rd->txn) { /* the pool is full */
+            mdb_txn_abort(rd->txn);
+            gsnap_store__map_release(db);
+        }
     }
     free(rd->runs);
     free(rd->blooms);

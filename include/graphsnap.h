@@ -312,9 +312,16 @@ void gsnap_batch_abort(gsnap_batch *b);
 
 /** Open a consistent read view (an LMDB read transaction): every query made
  *  through it sees the same committed versions. Keep views short-lived: an
- *  open view pins old pages. Per thread; not to be shared between threads.
+ *  open view pins old pages. Per thread; not to be shared between threads
+ *  (end it in the thread that began it).
  *  Every query takes a `gsnap_read *rd` that may be NULL, in which case the
- *  query uses its own short view. */
+ *  query uses its own short view.
+ *  Map growth waits until no view of the process is open: other threads'
+ *  views delay it, never deadlock it. A thread may write while it holds a
+ *  view, but if that write needs the map to grow it answers GSNAP_EBUSY with
+ *  nothing committed (end the thread's views and retry); after another
+ *  process grew the map past this process's, a further view or a write in
+ *  that thread answers GSNAP_EBUSY the same way. */
 int gsnap_read_begin(gsnap_db *db, gsnap_read **out);
 /** The newest version visible in this view. */
 uint64_t gsnap_read_version(const gsnap_read *rd);

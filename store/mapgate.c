@@ -49,8 +49,6 @@
 
 static _Thread_local int tls_holds; /* map holds of this thread, all dbs */
 
-int gsnap_store__map_held(void) { return tls_holds > 0; }
-
 static int lost_err(gsnap_db *db) {
     return gsnap_store__err(db, GSNAP_EIO, "'%s': the LMDB map was lost when a resize failed; close and "
                             "reopen the database (nothing committed was lost)", db->path);
@@ -111,7 +109,7 @@ static int remap_size(gsnap_db *db, size_t seen, size_t *size, char *msg, size_t
     if (seen) {
         if (info.me_mapsize != seen) return 0; /* another thread grew it meanwhile */
         *size = seen * 2;
-        return gsnap_store__map_limit(*size, msg, msglen);
+        return 0;
     }
     /* adopt: the size the newest meta page records (the file is checked to
      * be as long as that meta says, else mapping it could SIGBUS) */
@@ -142,8 +140,9 @@ int gsnap_store__remap(gsnap_db *db, size_t seen) {
     } else if (!(rc = remap_size(db, seen, &size, msg, sizeof msg)) && size) {
         if (!can_map(size)) {
             rc = GSNAP_ENOMEM;
-            snprintf(msg, sizeof msg, "the LMDB map of '%s' must grow to %zu bytes (%.1f MiB), but the "
-                     "address space cannot hold it", db->path, size, (double)size / (1 << 20));
+            snprintf(msg, sizeof msg, "mapping %zu bytes (%.1f MiB) for '%s' was refused (the address "
+                     "space limit, ulimit -v, or the kernel); the map is left as it was", size,
+                     (double)size / (1 << 20), db->path);
         } else if ((mrc = mdb_env_set_mapsize(db->env, size)) != 0) {
             db->map_lost = 1; /* LMDB unmapped the file before it failed */
         }

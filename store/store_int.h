@@ -283,7 +283,6 @@ int gsnap_store__map_hold(gsnap_db *db);
 int gsnap_store__map_hold_locked(gsnap_db *db); /* 1: the map is lost, no hold */
 void gsnap_store__map_release(gsnap_db *db);
 void gsnap_store__map_release_locked(gsnap_db *db);
-int gsnap_store__map_held(void);                /* this thread holds a map */
 /* Grow the map (seen: its size when the write found it full; nothing is done
  * when it changed since) or, seen == 0, adopt the size another process grew
  * it to. The calling thread must hold no map (else GSNAP_EBUSY with a

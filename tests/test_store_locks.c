@@ -15,7 +15,10 @@
  *     GSNAP_EBUSY with a message, nothing committed, and succeeds once the
  *     view is ended;
  *  5. a writer needing several growths is not starved by threads that keep
- *     opening short views, while another thread writes under a view.
+ *     opening short views, while another thread writes under a view;
+ *  6. a growth the address space cannot hold (RLIMIT_AS) fails with
+ *     GSNAP_ENOMEM and leaves the map as it was (LMDB unmaps the file before
+ *     it maps the new length: a failure there would leave no map at all).
  */
 #include "test.h"
 #include "store/store_int.h"
@@ -23,6 +26,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -239,7 +243,9 @@ static void grow_elsewhere(void) {
         put_ctx big;
         put_init(&big, d, 0, big_n(), VAL);
         int rc = gsnap_store__write(cdb, put_fn, &big);
+        put_free(&big);
         gsnap_db_close(cdb);
+        free(dir); /* (valgrind checks the child's leaks too) */
         _exit(rc == 0 ? 0 : 3);
     }
     close(go[0]);
@@ -376,6 +382,73 @@ static void no_starvation(void) {
     free(dir);
 }
 
+/* ---- 6: growth the address space cannot hold leaves the map intact ------ */
+
+static size_t vm_size(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long pages = 0;
+    if (f) {
+        if (fscanf(f, "%lu", &pages) != 1) pages = 0;
+        fclose(f);
+    }
+    return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* In a child: RLIMIT_AS just above what the process maps, so doubling the
+ * map is refused: the write fails with GSNAP_ENOMEM and a message, earlier
+ * keys still read, and once the limit is raised the same write succeeds.
+ * Exit status: 0 ok, else the failed step. */
+static int refused_child(const char *dir) {
+    MDB_dbi dbi;
+    gsnap_db *db = open_small(dir, &dbi);
+    struct rlimit old, lim;
+    if (getrlimit(RLIMIT_AS, &old)) return 2;
+    lim = old;
+    lim.rlim_cur = vm_size() + (384u << 10); /* < the 512 KiB a doubled map needs */
+    if (setrlimit(RLIMIT_AS, &lim)) return 3;
+    unsigned i = 0;
+    int rc = 0;
+    for (; i < 64 && rc == 0; i++) { /* one value per write until growth is due */
+        put_ctx c;
+        put_init(&c, dbi, i, 1, VAL);
+        rc = gsnap_store__write(db, put_fn, &c);
+        put_free(&c);
+    }
+    if (rc != GSNAP_ENOMEM || !strstr(gsnap_db_errmsg(db), "refused") || map_size(db) != MAP0) return 4;
+    setrlimit(RLIMIT_AS, &old);
+    for (unsigned j = 0; j + 1 < i; j++)
+        if (!has_key(db, dbi, j, VAL)) return 5;
+    put_ctx c;
+    put_init(&c, dbi, i - 1, 1, VAL);
+    rc = gsnap_store__write(db, put_fn, &c);
+    put_free(&c);
+    if (rc || !has_key(db, dbi, i - 1, VAL) || map_size(db) <= MAP0) return 6;
+    gsnap_db_close(db);
+    return 0;
+}
+
+static void growth_refused(void) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    printf("6: skipped (a sanitizer's allocator does not run under RLIMIT_AS)\n");
+    return;
+#endif
+    if (getenv("GSNAP_VALGRIND")) {
+        printf("6: skipped under valgrind (its own mappings)\n");
+        return;
+    }
+    char *dir = test_tmpdir("locks6");
+    watch("6: growth refused by the address space limit");
+    pid_t pid = fork();
+    if (pid == 0) _exit(refused_child(dir));
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    alarm(0);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child failed at step %d",
+              WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    test_rmdir(dir);
+    free(dir);
+}
+
 int main(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -386,5 +459,6 @@ int main(void) {
     grow_elsewhere();
     own_view();
     no_starvation();
+    growth_refused();
     TEST_DONE();
 }

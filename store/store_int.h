@@ -9,7 +9,9 @@
  *   gs.runs    run id (u64 BE) -> struct gsnap_run_info: the catalog of live
  *              sorted runs (an LSM tree kept inside LMDB).
  *   gs.data    run id (u64 BE) | dir (u8) | first node (u64 BE) | chunk no
- *              (u32 BE)  ->  chunk: struct gsnap_chunk_hdr + nrec records.
+ *              (u32 BE)  ->  chunk: struct gsnap_chunk_hdr + the payload: nrec
+ *              records compactly encoded (GSC2, format 3, codec.c), or nrec
+ *              raw records (GSC1, formats 1-2, still read).
  *   gs.changes version (u64 BE) | dir (u8) -> sorted unique node ids (u64 LE):
  *              the nodes whose adjacency in `dir` that version touched.
  *   gs.dense   run id (u64 BE) | dir (u8) | kind (u8: 0 records, 1 index)
@@ -19,8 +21,8 @@
  *              that run holds records for in `dir` (queries skip the run's
  *              B-tree seek when the node is absent).
  *
- * A record (32 bytes, little endian, read with memcpy: LMDB values are not
- * aligned): node, nbr, t, vop = version << 1 | is_delete. `node` is the
+ * A record (in memory and in GSC1 chunks and dense values 32 bytes, little
+ * endian, read with memcpy: LMDB values are not aligned): node, nbr, t, vop = version << 1 | is_delete. `node` is the
  * node the adjacency belongs to (dst for IN, src for OUT), `nbr` the other end.
  * Within a run and direction, records are sorted by (node, nbr, t, version),
  * ties in input order; chunks never mix directions.
@@ -50,11 +52,13 @@
 #include <assert.h>
 #include <pthread.h>
 
-#define GSNAP_STORE_FORMAT 2u     /* 2: version log (gs.vlog), retention horizon */
-#define GSNAP_STORE_FORMAT_OLDEST 1u /* format 1 is read and upgraded on first commit */
+#define GSNAP_STORE_FORMAT 3u     /* 3: compact chunks (GSC2); 2: version log, horizon */
+#define GSNAP_STORE_FORMAT_OLDEST 1u /* formats 1-2 are read and upgraded on first commit */
 #define GSNAP_META_V1_BYTES 72
 #define GSNAP_META_MAGIC 0x50414e5347u /* "GSNAP" */
-#define GSNAP_CHUNK_MAGIC 0x31435347u  /* "GSC1" */
+#define GSNAP_CHUNK_MAGIC 0x31435347u  /* "GSC1": raw 32-byte records (formats 1-2) */
+#define GSNAP_CHUNK2_MAGIC 0x32435347u /* "GSC2": compact records (codec.c, format 3) */
+#define GSNAP_CHUNK2_PAYLOAD 16320     /* largest GSC2 payload accepted on read */
 #define GSNAP_MERGE_FANOUT 4           /* runs per level before they merge */
 #define GSNAP_LEVEL_BASE 1000u         /* the level of the base run */
 #define GSNAP_BASE_RATIO 1             /* deltas merge into the base once as big as it */
@@ -117,6 +121,37 @@ typedef struct {
     int64_t t;
     uint64_t vop; /* version << 1 | is_delete */
 } gsnap_rec;
+
+/* codec.c: the compact encoding of a chunk's records (see the file). */
+typedef struct {
+    const unsigned char *p, *end, *gend; /* next byte, payload end, group body end */
+    uint64_t bvop, bt;                   /* the chunk's bases */
+    uint64_t node, nbr, t;               /* decoder state */
+    uint64_t left;                       /* records not yet decoded or skipped */
+    uint64_t gleft;                      /* records left in the current group */
+    int started, first;
+    const char *why;                     /* what was malformed */
+} gsnap_codec_cur;
+size_t gsnap_codec__varint_len(uint64_t v);
+/* Upper bound of the bytes record r adds to a chunk whose records so far
+ * end with prev_in_chunk (NULL: r is the first) and start with first. */
+size_t gsnap_codec__rec_bound(const gsnap_rec *r, const gsnap_rec *prev_in_chunk, const gsnap_rec *first);
+/* Encode n records (node ascending) into out: the payload's length, 0 when
+ * it does not fit in cap. */
+size_t gsnap_codec__encode(const gsnap_rec *r, size_t n, unsigned char *out, size_t cap);
+/* Decoding: open (0, or -1 with c->why), then next (1 a record, 0 the end,
+ * all bytes and records accounted for, -1 malformed with c->why). skip_to
+ * positions before the first record of the first group with node >= `node`
+ * (1; *skipped records passed over) or at the end (0), -1 malformed. */
+int gsnap_codec__open(gsnap_codec_cur *c, const unsigned char *payload, size_t len, uint64_t nrec);
+int gsnap_codec__next(gsnap_codec_cur *c, gsnap_rec *r);
+int gsnap_codec__skip_to(gsnap_codec_cur *c, uint64_t node, uint64_t *skipped);
+/* Decode a whole payload of nrec records into out[nrec]: 0, or
+ * GSNAP_ECORRUPT with *why. */
+int gsnap_codec__decode(const unsigned char *payload, size_t len, uint64_t nrec, gsnap_rec *out,
+                        const char **why);
+/* 1 when the payload is malformed (c->why says how), 0 when it decodes. */
+int gsnap_codec__malformed(const unsigned char *payload, size_t len, uint64_t nrec, gsnap_codec_cur *c);
 
 typedef struct {
     uint64_t id;
@@ -301,7 +336,16 @@ typedef struct {
     uint64_t *didx;           /* index being built: dense_nodes + 1 entries */
     uint64_t dlast;           /* last node seen + 1 (index filled below it) */
     int dopen;                /* a direction's value is open */
+    /* compact chunks (GSC2) */
+    int compact;
+    size_t est, cap;          /* bound of the open chunk's payload; its limit */
+    unsigned char *ebuf;      /* the encoded chunk */
 } gsnap_run_writer;
+
+/* Test hook: the store format new writes produce (GSNAP_STORE_FORMAT; 2
+ * writes raw GSC1 chunks and a format-2 meta record, to build old
+ * databases in tests). Not thread-safe; set before opening. */
+extern unsigned gsnap_store__write_format;
 
 int gsnap_run__writer_init(gsnap_run_writer *w, gsnap_db *db, MDB_txn *txn, uint64_t run_id);
 /* Switch a fresh writer to the dense layout: `expect` records per direction
@@ -317,8 +361,12 @@ typedef struct {
     MDB_cursor *cur;
     uint64_t run_id;
     uint8_t dir;
-    const unsigned char *recs; /* records of the current chunk (dense: of the run) */
-    uint64_t nrec, pos;
+    const unsigned char *recs; /* raw records of the current chunk (dense: of the run) */
+    uint64_t nrec, pos;        /* records of the chunk (dense: run), the current one */
+    gsnap_rec rec;             /* the current record */
+    int compact;               /* the chunk is GSC2: records decoded one by one from cc */
+    gsnap_codec_cur cc;
+    size_t own_cap;
     int done;
     int dense;
     int verify; /* check chunk checksums while reading: 1 always, 2 once per
@@ -334,7 +382,7 @@ int gsnap_run__reader_open(gsnap_run_reader *rr, gsnap_db *db, MDB_txn *txn,
 /* Current record (only when !done). */
 static inline void gsnap_run__reader_peek(const gsnap_run_reader *rr, gsnap_rec *r) {
     assert(!rr->done && rr->pos < rr->nrec); /* never read past the chunk */
-    __builtin_memcpy(r, rr->recs + (size_t)rr->pos * GSNAP_REC_BYTES, GSNAP_REC_BYTES);
+    *r = rr->rec;
 }
 int gsnap_run__reader_next(gsnap_db *db, gsnap_run_reader *rr);
 void gsnap_run__reader_close(gsnap_run_reader *rr); /* keeps the copy buffer */

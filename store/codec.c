@@ -1,0 +1,222 @@
+/*
+ * store/codec.c -- the compact record encoding of store format 3 (chunks
+ * with magic "GSC2"; docs/format.md).
+ *
+ * A chunk payload is a stream of varints (LEB128, 7 bits a byte, at most 10
+ * bytes for a u64):
+ *
+ *   base_vop            vop of the chunk's first record
+ *   base_t              zigzag(t of the chunk's first record)
+ *   then one group per node, nodes ascending:
+ *     node delta        from the previous group's node (the first: from 0;
+ *                       later groups: > 0)
+ *     count             records in the group (>= 1)
+ *     body bytes        length of the records that follow (skip a group
+ *                       without decoding it)
+ *     count records:    nbr delta   from the previous record's nbr (first
+ *                                   of the group: from 0), wrapping u64
+ *                       t delta     zigzag(t - previous t; first of the
+ *                                   group: t - base_t), wrapping
+ *                       vop delta   zigzag(vop - base_vop), wrapping
+ *
+ * Deltas are taken modulo 2^64, so every u64 id, every int64 time and
+ * every vop round-trips, sorted or not (unsorted neighbours only cost
+ * longer varints). The decoder reads only inside [payload, payload + len),
+ * and rejects anything the encoder cannot produce: an overlong or
+ * overflowing varint, a group count of 0 or above the records left, a body
+ * length that does not end exactly after its records, node ids not
+ * strictly ascending, a total record count different from the header's,
+ * bytes left over.
+ */
+#include "store/store_int.h"
+
+#include <string.h>
+
+size_t gsnap_codec__varint_len(uint64_t v) {
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+static inline size_t put_varint(unsigned char *p, uint64_t v) {
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (unsigned char)v;
+    return n;
+}
+
+/* 0 and *v, or -1: truncated, longer than 10 bytes, or above 2^64 - 1. */
+static inline int get_varint(const unsigned char **pp, const unsigned char *end, uint64_t *v) {
+    const unsigned char *p = *pp;
+    if (p < end && *p < 0x80) { /* the common one-byte case */
+        *v = *p;
+        *pp = p + 1;
+        return 0;
+    }
+    uint64_t x = 0;
+    for (unsigned shift = 0; shift < 70; shift += 7) {
+        if (p >= end) return -1;
+        unsigned char b = *p++;
+        if (shift == 63 && b > 1) return -1; /* bits beyond 64 */
+        x |= (uint64_t)(b & 0x7f) << shift;
+        if (b < 0x80) {
+            if (b == 0 && shift > 0) return -1; /* overlong: a trailing zero byte */
+            *v = x;
+            *pp = p;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static inline uint64_t zz(uint64_t d) { return (d << 1) ^ (uint64_t)(-(int64_t)(d >> 63)); }
+static inline uint64_t unzz(uint64_t z) { return (z >> 1) ^ (uint64_t)(-(int64_t)(z & 1)); }
+
+/* Bytes of record r after record prev of the same group (prev NULL: the
+ * group's first) in a chunk with bases (bvop, bt). */
+static size_t rec_len(const gsnap_rec *r, const gsnap_rec *prev, uint64_t bvop, uint64_t bt) {
+    uint64_t pn = prev ? prev->nbr : 0, pt = prev ? (uint64_t)prev->t : bt;
+    return gsnap_codec__varint_len(r->nbr - pn) + gsnap_codec__varint_len(zz((uint64_t)r->t - pt)) +
+           gsnap_codec__varint_len(zz(r->vop - bvop));
+}
+
+size_t gsnap_codec__rec_bound(const gsnap_rec *r, const gsnap_rec *prev_in_chunk, const gsnap_rec *first) {
+    if (!prev_in_chunk) /* bases, group header (count and length < 2^21), record */
+        return gsnap_codec__varint_len(r->vop) + gsnap_codec__varint_len(zz((uint64_t)r->t)) +
+               gsnap_codec__varint_len(r->node) + 6 + rec_len(r, NULL, r->vop, (uint64_t)r->t);
+    uint64_t bvop = first->vop, bt = (uint64_t)first->t;
+    if (prev_in_chunk->node != r->node)
+        return gsnap_codec__varint_len(r->node - prev_in_chunk->node) + 6 + rec_len(r, NULL, bvop, bt);
+    return rec_len(r, prev_in_chunk, bvop, bt);
+}
+
+size_t gsnap_codec__encode(const gsnap_rec *r, size_t n, unsigned char *out, size_t cap) {
+    if (n == 0) return 0;
+    uint64_t bvop = r[0].vop, bt = (uint64_t)r[0].t, node = 0;
+    unsigned char tmp[48];
+    size_t o = 0;
+    if (cap < 20) return 0;
+    o += put_varint(out + o, bvop);
+    o += put_varint(out + o, zz(bt));
+    for (size_t i = 0; i < n;) {
+        size_t j = i, body = 0;
+        while (j < n && r[j].node == r[i].node) {
+            body += rec_len(&r[j], j > i ? &r[j - 1] : NULL, bvop, bt);
+            j++;
+        }
+        size_t hl = put_varint(tmp, r[i].node - node);
+        hl += put_varint(tmp + hl, j - i);
+        hl += put_varint(tmp + hl, body);
+        if (o + hl + body > cap) return 0;
+        memcpy(out + o, tmp, hl);
+        o += hl;
+        for (size_t k = i; k < j; k++) {
+            uint64_t pn = k > i ? r[k - 1].nbr : 0, pt = k > i ? (uint64_t)r[k - 1].t : bt;
+            o += put_varint(out + o, r[k].nbr - pn);
+            o += put_varint(out + o, zz((uint64_t)r[k].t - pt));
+            o += put_varint(out + o, zz(r[k].vop - bvop));
+        }
+        node = r[i].node;
+        i = j;
+    }
+    return o;
+}
+
+int gsnap_codec__open(gsnap_codec_cur *c, const unsigned char *payload, size_t len, uint64_t nrec) {
+    memset(c, 0, sizeof *c);
+    c->p = payload;
+    c->end = payload + len;
+    c->left = nrec;
+    uint64_t bt;
+    if (nrec == 0) return c->why = "no records", -1;
+    if (get_varint(&c->p, c->end, &c->bvop) || get_varint(&c->p, c->end, &bt))
+        return c->why = "truncated chunk bases", -1;
+    c->bt = unzz(bt);
+    return 0;
+}
+
+/* Read the next group's header; 1: a group, 0: the end of the chunk. */
+static int group(gsnap_codec_cur *c) {
+    if (c->p == c->end) {
+        if (c->left) return c->why = "fewer records than the header says", -1;
+        return 0;
+    }
+    uint64_t d, cnt, body;
+    if (get_varint(&c->p, c->end, &d) || get_varint(&c->p, c->end, &cnt) || get_varint(&c->p, c->end, &body))
+        return c->why = "truncated group header", -1;
+    if (c->started && (d == 0 || c->node + d < c->node))
+        return c->why = "node ids not ascending", -1;
+    if (cnt == 0 || cnt > c->left) return c->why = "bad group record count", -1;
+    if (body > (size_t)(c->end - c->p) || body < 3 * cnt) return c->why = "bad group length", -1;
+    c->node += d;
+    c->started = 1;
+    c->gleft = cnt;
+    c->gend = c->p + body;
+    c->first = 1;
+    return 1;
+}
+
+int gsnap_codec__next(gsnap_codec_cur *c, gsnap_rec *r) {
+    if (c->gleft == 0) {
+        int g = group(c);
+        if (g <= 0) return g;
+    }
+    uint64_t dn, dt, dv;
+    if (get_varint(&c->p, c->gend, &dn) || get_varint(&c->p, c->gend, &dt) || get_varint(&c->p, c->gend, &dv))
+        return c->why = "truncated record", -1;
+    c->nbr = c->first ? dn : c->nbr + dn;
+    c->t = (c->first ? c->bt : c->t) + unzz(dt);
+    c->first = 0;
+    r->node = c->node;
+    r->nbr = c->nbr;
+    r->t = (int64_t)c->t;
+    r->vop = c->bvop + unzz(dv);
+    c->left--;
+    if (--c->gleft == 0 && c->p != c->gend) return c->why = "group length does not match its records", -1;
+    return 1;
+}
+
+int gsnap_codec__skip_to(gsnap_codec_cur *c, uint64_t node, uint64_t *skipped) {
+    *skipped = 0;
+    for (;;) {
+        int g = group(c);
+        if (g <= 0) return g;
+        if (c->node >= node) return 1;
+        c->p = c->gend; /* skip the body (checked when decoded elsewhere) */
+        c->left -= c->gleft;
+        *skipped += c->gleft;
+        c->gleft = 0;
+    }
+}
+
+int gsnap_codec__decode(const unsigned char *payload, size_t len, uint64_t nrec, gsnap_rec *out,
+                        const char **why) {
+    gsnap_codec_cur c;
+    int rc = gsnap_codec__open(&c, payload, len, nrec);
+    for (uint64_t i = 0; rc == 0; i++) {
+        gsnap_rec r;
+        int g = gsnap_codec__next(&c, &r);
+        if (g < 0) break;
+        if (g == 0) {
+            *why = NULL;
+            return 0;
+        }
+        if (i >= nrec) break; /* never: count checks bound it */
+        out[i] = r;
+    }
+    *why = c.why ? c.why : "malformed";
+    return GSNAP_ECORRUPT;
+}
+
+int gsnap_codec__malformed(const unsigned char *payload, size_t len, uint64_t nrec, gsnap_codec_cur *c) {
+    int rc = gsnap_codec__open(c, payload, len, nrec);
+    gsnap_rec r;
+    while (rc == 0 && (rc = gsnap_codec__next(c, &r)) > 0) rc = 0;
+    return rc < 0;
+}

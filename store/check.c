@@ -228,25 +228,35 @@ static void check_dense(gsnap_db *db, MDB_txn *txn, const gsnap_run *run, gsnap_
         if (d.nidx != run->info.dense_nodes + 1)
             problem(c, "base run %llu dir %u: index of %llu entries, catalog says %llu", (unsigned long long)run->id,
                     dir, (unsigned long long)d.nidx, (unsigned long long)run->info.dense_nodes + 1);
-        uint64_t prev_off = 0, bad_index = 0, bad_order = 0, bad_ver = 0;
+        uint64_t prev_off = 0, bad_index = 0, bad_order = 0, bad_ver = 0, bad_body = 0, count = 0;
+        uint64_t limit = d.compact ? d.plen : d.nrec;
         for (uint64_t n = 0; n < d.nidx; n++) {
             uint64_t off;
             memcpy(&off, d.idx + n * 8, 8);
-            if (off < prev_off || off > d.nrec) bad_index++;
+            if (off < prev_off || off > limit || (n == 0 && off != 0)) bad_index++;
             prev_off = off;
         }
-        gsnap_rec last = {0, 0, 0, 0};
-        for (uint64_t i = 0; i < d.nrec; i++) {
-            gsnap_rec r;
-            memcpy(&r, d.recs + i * GSNAP_REC_BYTES, sizeof r);
-            uint64_t b, e;
-            gsnap_dense__range(&d, r.node, &b, &e);
-            if (i < b || i >= e) bad_index++;
-            if (i && !rec_before(&last, &r)) bad_order++;
-            uint64_t ver = r.vop >> 1;
-            if (ver < run->info.min_ver || ver > run->info.max_ver) bad_ver++;
-            last = r;
+        /* node by node through the index: every record once, in order */
+        gsnap_rec last = {0, 0, 0, 0}, r;
+        for (uint64_t n = 0; !bad_index && n + 1 < d.nidx; n++) {
+            gsnap_dense_it it;
+            int g;
+            gsnap_dense__it(&d, n, &it);
+            while ((g = gsnap_dense__it_next(&it, &r)) > 0) {
+                if (r.node != n) bad_index++;
+                if (count++ && !rec_before(&last, &r)) bad_order++;
+                uint64_t ver = r.vop >> 1;
+                if (ver < run->info.min_ver || ver > run->info.max_ver) bad_ver++;
+                last = r;
+            }
+            if (g < 0) bad_body++;
         }
+        if (!bad_index && !bad_body && count != d.nrec)
+            problem(c, "base run %llu dir %u: the index covers %llu records, the header says %llu",
+                    (unsigned long long)run->id, dir, (unsigned long long)count, (unsigned long long)d.nrec);
+        if (bad_body)
+            problem(c, "base run %llu dir %u: %llu nodes' records do not decode", (unsigned long long)run->id, dir,
+                    (unsigned long long)bad_body);
         if (bad_index)
             problem(c, "base run %llu dir %u: index inconsistent with records in %llu places",
                     (unsigned long long)run->id, dir, (unsigned long long)bad_index);

@@ -41,7 +41,7 @@ size_t gsnap_codec__varint_len(uint64_t v) {
     return n;
 }
 
-static inline size_t put_varint(unsigned char *p, uint64_t v) {
+size_t gsnap_codec__put(unsigned char *p, uint64_t v) {
     size_t n = 0;
     while (v >= 0x80) {
         p[n++] = (unsigned char)(v | 0x80);
@@ -51,44 +51,20 @@ static inline size_t put_varint(unsigned char *p, uint64_t v) {
     return n;
 }
 
-/* 0 and *v, or -1: truncated, longer than 10 bytes, or above 2^64 - 1. */
-static inline int get_varint(const unsigned char **pp, const unsigned char *end, uint64_t *v) {
-    const unsigned char *p = *pp;
-    if (p < end && *p < 0x80) { /* the common one-byte case */
-        *v = *p;
-        *pp = p + 1;
-        return 0;
-    }
-    uint64_t x = 0;
-    for (unsigned shift = 0; shift < 70; shift += 7) {
-        if (p >= end) return -1;
-        unsigned char b = *p++;
-        if (shift == 63 && b > 1) return -1; /* bits beyond 64 */
-        x |= (uint64_t)(b & 0x7f) << shift;
-        if (b < 0x80) {
-            if (b == 0 && shift > 0) return -1; /* overlong: a trailing zero byte */
-            *v = x;
-            *pp = p;
-            return 0;
-        }
-    }
-    return -1;
-}
+#define get_varint gsnap_codec__get
 
-static inline uint64_t zz(uint64_t d) { return (d << 1) ^ (uint64_t)(-(int64_t)(d >> 63)); }
-static inline uint64_t unzz(uint64_t z) { return (z >> 1) ^ (uint64_t)(-(int64_t)(z & 1)); }
 
 /* Bytes of record r after record prev of the same group (prev NULL: the
  * group's first) in a chunk with bases (bvop, bt). */
 static size_t rec_len(const gsnap_rec *r, const gsnap_rec *prev, uint64_t bvop, uint64_t bt) {
     uint64_t pn = prev ? prev->nbr : 0, pt = prev ? (uint64_t)prev->t : bt;
-    return gsnap_codec__varint_len(r->nbr - pn) + gsnap_codec__varint_len(zz((uint64_t)r->t - pt)) +
-           gsnap_codec__varint_len(zz(r->vop - bvop));
+    return gsnap_codec__varint_len(r->nbr - pn) + gsnap_codec__varint_len(gsnap_codec__zz((uint64_t)r->t - pt)) +
+           gsnap_codec__varint_len(gsnap_codec__zz(r->vop - bvop));
 }
 
 size_t gsnap_codec__rec_bound(const gsnap_rec *r, const gsnap_rec *prev_in_chunk, const gsnap_rec *first) {
     if (!prev_in_chunk) /* bases, group header (count and length < 2^21), record */
-        return gsnap_codec__varint_len(r->vop) + gsnap_codec__varint_len(zz((uint64_t)r->t)) +
+        return gsnap_codec__varint_len(r->vop) + gsnap_codec__varint_len(gsnap_codec__zz((uint64_t)r->t)) +
                gsnap_codec__varint_len(r->node) + 6 + rec_len(r, NULL, r->vop, (uint64_t)r->t);
     uint64_t bvop = first->vop, bt = (uint64_t)first->t;
     if (prev_in_chunk->node != r->node)
@@ -102,25 +78,25 @@ size_t gsnap_codec__encode(const gsnap_rec *r, size_t n, unsigned char *out, siz
     unsigned char tmp[48];
     size_t o = 0;
     if (cap < 20) return 0;
-    o += put_varint(out + o, bvop);
-    o += put_varint(out + o, zz(bt));
+    o += gsnap_codec__put(out + o, bvop);
+    o += gsnap_codec__put(out + o, gsnap_codec__zz(bt));
     for (size_t i = 0; i < n;) {
         size_t j = i, body = 0;
         while (j < n && r[j].node == r[i].node) {
             body += rec_len(&r[j], j > i ? &r[j - 1] : NULL, bvop, bt);
             j++;
         }
-        size_t hl = put_varint(tmp, r[i].node - node);
-        hl += put_varint(tmp + hl, j - i);
-        hl += put_varint(tmp + hl, body);
+        size_t hl = gsnap_codec__put(tmp, r[i].node - node);
+        hl += gsnap_codec__put(tmp + hl, j - i);
+        hl += gsnap_codec__put(tmp + hl, body);
         if (o + hl + body > cap) return 0;
         memcpy(out + o, tmp, hl);
         o += hl;
         for (size_t k = i; k < j; k++) {
             uint64_t pn = k > i ? r[k - 1].nbr : 0, pt = k > i ? (uint64_t)r[k - 1].t : bt;
-            o += put_varint(out + o, r[k].nbr - pn);
-            o += put_varint(out + o, zz((uint64_t)r[k].t - pt));
-            o += put_varint(out + o, zz(r[k].vop - bvop));
+            o += gsnap_codec__put(out + o, r[k].nbr - pn);
+            o += gsnap_codec__put(out + o, gsnap_codec__zz((uint64_t)r[k].t - pt));
+            o += gsnap_codec__put(out + o, gsnap_codec__zz(r[k].vop - bvop));
         }
         node = r[i].node;
         i = j;
@@ -137,7 +113,7 @@ int gsnap_codec__open(gsnap_codec_cur *c, const unsigned char *payload, size_t l
     if (nrec == 0) return c->why = "no records", -1;
     if (get_varint(&c->p, c->end, &c->bvop) || get_varint(&c->p, c->end, &bt))
         return c->why = "truncated chunk bases", -1;
-    c->bt = unzz(bt);
+    c->bt = gsnap_codec__unzz(bt);
     return 0;
 }
 
@@ -171,12 +147,12 @@ int gsnap_codec__next(gsnap_codec_cur *c, gsnap_rec *r) {
     if (get_varint(&c->p, c->gend, &dn) || get_varint(&c->p, c->gend, &dt) || get_varint(&c->p, c->gend, &dv))
         return c->why = "truncated record", -1;
     c->nbr = c->first ? dn : c->nbr + dn;
-    c->t = (c->first ? c->bt : c->t) + unzz(dt);
+    c->t = (c->first ? c->bt : c->t) + gsnap_codec__unzz(dt);
     c->first = 0;
     r->node = c->node;
     r->nbr = c->nbr;
     r->t = (int64_t)c->t;
-    r->vop = c->bvop + unzz(dv);
+    r->vop = c->bvop + gsnap_codec__unzz(dv);
     c->left--;
     if (--c->gleft == 0 && c->p != c->gend) return c->why = "group length does not match its records", -1;
     return 1;

@@ -157,6 +157,8 @@ void gsnap_run__writer_free(gsnap_run_writer *w) {
     w->ebuf = NULL;
     free(w->nodes);
     free(w->didx);
+    free(w->dbuf);
+    w->dbuf = NULL;
     w->nodes = NULL;
     w->didx = NULL;
     w->cur = NULL;
@@ -335,8 +337,23 @@ int gsnap_run__seek(gsnap_db *db, MDB_cursor *cur, uint64_t run_id, uint8_t dir,
     return cur_rec(db, rr);
 }
 
+/* GSD2 dense run: the next record, moving on to the next node with records. */
+static int dense2_step(gsnap_db *db, gsnap_run_reader *rr) {
+    for (;;) {
+        int g = gsnap_dense__it_next(&rr->dit, &rr->rec);
+        if (g > 0) return 0;
+        if (g < 0) return gsnap_dense__bad(db, rr->run_id, rr->dir, rr->dit.node);
+        if (rr->dit.node + 1 >= rr->dref.nidx - 1) {
+            rr->done = 1;
+            return 0;
+        }
+        gsnap_dense__it(&rr->dref, rr->dit.node + 1, &rr->dit);
+    }
+}
+
 int gsnap_run__reader_next(gsnap_db *db, gsnap_run_reader *rr) {
     if (rr->done) return 0;
+    if (rr->dense == 2) return dense2_step(db, rr);
     if (++rr->pos < rr->nrec) return cur_rec(db, rr);
     if (rr->dense) {
         rr->done = 1;
@@ -374,6 +391,15 @@ int gsnap_run__reader_open(gsnap_run_reader *rr, gsnap_db *db, MDB_txn *txn, con
         gsnap_dense_ref d;
         int rc = gsnap_dense__load(db, txn, run_id, dir, &d, verify);
         if (rc) return rc;
+        if (d.compact) {
+            rr->dense = 2;
+            rr->dref = d;
+            rr->nrec = 1; /* pos stays 0: records are decoded node by node */
+            if (!d.recs || from_node >= d.nidx - 1) return 0;
+            gsnap_dense__it(&rr->dref, from_node, &rr->dit);
+            rr->done = 0;
+            return dense2_step(db, rr);
+        }
         uint64_t b, e;
         gsnap_dense__range(&d, from_node, &b, &e);
         if (from_node == 0) b = 0;

@@ -62,8 +62,10 @@
 #define GSNAP_MERGE_FANOUT 4           /* runs per level before they merge */
 #define GSNAP_LEVEL_BASE 1000u         /* the level of the base run */
 #define GSNAP_BASE_RATIO 1             /* deltas merge into the base once as big as it */
-#define GSNAP_DENSE_MAGIC 0x31445347u  /* "GSD1" */
-#define GSNAP_INDEX_MAGIC 0x31495347u  /* "GSI1" */
+#define GSNAP_DENSE_MAGIC 0x31445347u  /* "GSD1": raw records (formats 1-2) */
+#define GSNAP_INDEX_MAGIC 0x31495347u  /* "GSI1": record offsets */
+#define GSNAP_DENSE2_MAGIC 0x32445347u /* "GSD2": compact node bodies (format 3) */
+#define GSNAP_INDEX2_MAGIC 0x32495347u /* "GSI2": byte offsets of the bodies */
 #define GSNAP_CHUNK_RECS 510           /* 16 + 510*32 = 16336 B: 4 LMDB pages */
 #define GSNAP_REC_BYTES 32
 #define GSNAP_DATA_KEY 21
@@ -213,17 +215,90 @@ struct gsnap_bloom_hdr {
 };
 /* A dense run's values as seen by a txn (pointers into the map). */
 typedef struct {
-    const unsigned char *recs; /* records */
+    const unsigned char *recs; /* records (GSD1), or the node bodies (GSD2) */
     uint64_t nrec;
     const unsigned char *idx;  /* u64 LE offsets, nidx entries */
     uint64_t nidx;
     int loaded;
+    int compact;               /* GSD2: recs holds plen bytes of encoded bodies */
+    uint64_t plen, bvop, bt;   /* GSD2: body bytes, the bases of the deltas */
 } gsnap_dense_ref;
 int gsnap_dense__load(gsnap_db *db, MDB_txn *txn, uint64_t run_id, uint8_t dir, gsnap_dense_ref *d,
                       int verify);
-/* [*begin, *end) = the records of `node` in a loaded dense run. */
+/* [*begin, *end) = the records of `node` in a loaded dense run (GSD2: the
+ * byte range of its body in d->recs). */
 void gsnap_dense__range(const gsnap_dense_ref *d, uint64_t node, uint64_t *begin, uint64_t *end);
+
+/* One varint (codec.c's encoding): 0, or -1 when truncated or malformed. */
+static inline int gsnap_codec__get(const unsigned char **pp, const unsigned char *end, uint64_t *v) {
+    const unsigned char *p = *pp;
+    if (p < end && *p < 0x80) { /* the common one-byte case */
+        *v = *p;
+        *pp = p + 1;
+        return 0;
+    }
+    uint64_t x = 0;
+    for (unsigned shift = 0; shift < 70; shift += 7) {
+        if (p >= end) return -1;
+        unsigned char b = *p++;
+        if (shift == 63 && b > 1) return -1; /* bits beyond 64 */
+        x |= (uint64_t)(b & 0x7f) << shift;
+        if (b < 0x80) {
+            if (b == 0 && shift > 0) return -1; /* overlong: a trailing zero byte */
+            *v = x;
+            *pp = p;
+            return 0;
+        }
+    }
+    return -1;
+}
+static inline uint64_t gsnap_codec__unzz(uint64_t z) { return (z >> 1) ^ (uint64_t)(-(int64_t)(z & 1)); }
+static inline uint64_t gsnap_codec__zz(uint64_t d) { return (d << 1) ^ (uint64_t)(-(int64_t)(d >> 63)); }
+/* Write v as a varint at p (at most 10 bytes); returns its length. */
+size_t gsnap_codec__put(unsigned char *p, uint64_t v);
+
+/* The records of one node of a dense run, either layout. */
+typedef struct {
+    const gsnap_dense_ref *d;
+    const unsigned char *p, *end; /* GSD2: the rest of the node's body */
+    uint64_t j, e;                /* GSD1: record index range */
+    uint64_t node, nbr, t;
+} gsnap_dense_it;
+static inline void gsnap_dense__it(const gsnap_dense_ref *d, uint64_t node, gsnap_dense_it *it) {
+    uint64_t b, e;
+    gsnap_dense__range(d, node, &b, &e);
+    it->d = d;
+    it->node = node;
+    it->nbr = 0;    /* a body's first nbr is a delta from 0, */
+    it->t = d->bt;  /* its first t from the base */
+    it->j = b;
+    it->e = e;
+    it->p = d->compact ? d->recs + b : NULL;
+    it->end = d->compact ? d->recs + e : NULL;
+}
+/* 1: *r is the node's next record; 0: no more; -1: a malformed body. */
+static inline int gsnap_dense__it_next(gsnap_dense_it *it, gsnap_rec *r) {
+    if (!it->d->compact) {
+        if (it->j >= it->e) return 0;
+        __builtin_memcpy(r, it->d->recs + it->j++ * GSNAP_REC_BYTES, GSNAP_REC_BYTES);
+        return 1;
+    }
+    if (it->p >= it->end) return 0;
+    uint64_t dn, dt, dv;
+    if (gsnap_codec__get(&it->p, it->end, &dn) || gsnap_codec__get(&it->p, it->end, &dt) ||
+        gsnap_codec__get(&it->p, it->end, &dv))
+        return -1;
+    it->nbr += dn;
+    it->t += gsnap_codec__unzz(dt);
+    r->node = it->node;
+    r->nbr = it->nbr;
+    r->t = (int64_t)it->t;
+    r->vop = it->d->bvop + gsnap_codec__unzz(dv);
+    return 1;
+}
 int gsnap_dense__delete(gsnap_db *db, MDB_txn *txn, uint64_t run_id);
+/* GSNAP_ECORRUPT naming a node whose GSD2 body does not decode. */
+int gsnap_dense__bad(gsnap_db *db, uint64_t run_id, uint8_t dir, uint64_t node);
 
 typedef struct {
     const unsigned char *blocks; /* into the LMDB map; NULL: no filter (answer "maybe") */
@@ -336,6 +411,10 @@ typedef struct {
     uint64_t *didx;           /* index being built: dense_nodes + 1 entries */
     uint64_t dlast;           /* last node seen + 1 (index filled below it) */
     int dopen;                /* a direction's value is open */
+    int dcomp;                /* dense values in GSD2 */
+    unsigned char *dbuf;      /* GSD2 payload being built (bases + bodies) */
+    size_t dcap, dbytes;      /* its capacity, the bodies' bytes so far */
+    gsnap_rec dprev, dbase;   /* previous record of the direction; its first */
     /* compact chunks (GSC2) */
     int compact;
     size_t est, cap;          /* bound of the open chunk's payload; its limit */
@@ -367,8 +446,10 @@ typedef struct {
     int compact;               /* the chunk is GSC2: records decoded one by one from cc */
     gsnap_codec_cur cc;
     size_t own_cap;
+    gsnap_dense_ref dref;      /* dense == 2 (GSD2): the run, the node being read */
+    gsnap_dense_it dit;
     int done;
-    int dense;
+    int dense;  /* 1: GSD1 records in recs; 2: GSD2, decoded through dit */
     int verify; /* check chunk checksums while reading: 1 always, 2 once per
                    process and chunk (db->chunk_ok), 0 never */
     int copy;   /* copy chunks out of the map (needed inside a write txn that

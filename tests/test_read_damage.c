@@ -61,6 +61,20 @@ static uint64_t damage(const char *dir, const char *table, int *kdir) {
         /* the record's last byte ends its vop varint: flipping bit 0 keeps
          * the encoding well formed and changes the version */
         copy[c.p - 1 - copy] ^= 0x01;
+    } else if (dense && magic == GSNAP_DENSE2_MAGIC) { /* compact bodies: find the node of byte `at` */
+        const unsigned char *p = copy + hdr, *end = copy + v.mv_size;
+        uint64_t b1, b2;
+        OK(gsnap_codec__get(&p, end, &b1) || gsnap_codec__get(&p, end, &b2));
+        uint64_t off = (uint64_t)(copy + at - p);
+        MDB_val ik, iv;
+        OK(mdb_cursor_get(cur, &ik, &iv, MDB_NEXT)); /* the index of the same (run, dir) */
+        uint64_t nidx = (iv.mv_size - hdr) / 8, lo;
+        for (node = 0; node + 1 < nidx; node++) {
+            memcpy(&lo, (const unsigned char *)iv.mv_data + hdr + (node + 1) * 8, 8);
+            if (lo > off) break;
+        }
+        OK(mdb_cursor_get(cur, &ik, &iv, MDB_PREV));
+        copy[at] ^= 0x10;
     } else {
         copy[at + 9] ^= 0x10;
     }

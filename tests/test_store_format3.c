@@ -6,7 +6,9 @@
  *   - Its first commit upgrades it to format 3: new runs are GSC2, the old
  *     GSC1 runs keep being read (mixed runs answer exactly), check passes;
  *     merging everything rewrites all chunks as GSC2 with the same answers.
- *   - Format 3 stores fewer bytes per record in gs.data than format 2.
+ *   - The same with compact ids, where the base run is dense: GSD1 values
+ *     read, merged into GSD2.
+ *   - Format 3 stores fewer bytes per record than format 2.
  *   - A flipped byte in a GSC2 chunk fails the read (checksum or malformed,
  *     never a wrong answer) and check reports it.
  */
@@ -17,7 +19,9 @@
 #define NODES 400
 #define CAP 256
 
-static uint64_t id(uint64_t i) { return i * 1000003u + 11; } /* sparse: chunked runs */
+static int g_sparse;
+/* sparse ids: a chunked base; compact ids: a dense base (gs.dense) */
+static uint64_t id(uint64_t i) { return g_sparse ? i * 1000003u + 11 : i; }
 
 static void batch(gsnap_db *db, uint64_t *rng, int n, int64_t t0, int dels) {
     gsnap_batch *b;
@@ -48,44 +52,51 @@ static int answers(gsnap_db *db, int keep) {
     return bad;
 }
 
-/* Chunks of each kind in gs.data and their bytes (db closed). */
-static void chunks(const char *dir, uint64_t *gsc1, uint64_t *gsc2, uint64_t *bytes) {
+/* Values of each kind (magics m1, m2) in `table` and their bytes (db closed). */
+static void kinds(const char *dir, const char *table, uint32_t m1, uint32_t m2, uint64_t *gsc1, uint64_t *gsc2,
+                  uint64_t *bytes) {
     MDB_env *env; MDB_txn *txn; MDB_dbi dbi; MDB_cursor *cur; MDB_val k, v;
     *gsc1 = *gsc2 = *bytes = 0;
     OK(mdb_env_create(&env));
     mdb_env_set_maxdbs(env, 64);
     OK(mdb_env_open(env, dir, MDB_RDONLY, 0664));
     OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
-    OK(mdb_dbi_open(txn, "gs.data", 0, &dbi));
+    OK(mdb_dbi_open(txn, table, 0, &dbi));
     OK(mdb_cursor_open(txn, dbi, &cur));
     for (int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         uint32_t m;
         memcpy(&m, v.mv_data, 4);
-        *gsc1 += m == GSNAP_CHUNK_MAGIC;
-        *gsc2 += m == GSNAP_CHUNK2_MAGIC;
+        *gsc1 += m == m1;
+        *gsc2 += m == m2;
         *bytes += v.mv_size;
     }
     mdb_cursor_close(cur);
     mdb_txn_abort(txn);
     mdb_env_close(env);
 }
+static void chunks(const char *dir, uint64_t *a, uint64_t *b, uint64_t *bytes) {
+    kinds(dir, "gs.data", GSNAP_CHUNK_MAGIC, GSNAP_CHUNK2_MAGIC, a, b, bytes);
+}
+static void dense_kinds(const char *dir, uint64_t *a, uint64_t *b, uint64_t *bytes) {
+    kinds(dir, "gs.dense", GSNAP_DENSE_MAGIC, GSNAP_DENSE2_MAGIC, a, b, bytes);
+}
 
-/* Flip bit 0 of the last byte of the middle GSC2 chunk's payload (a record's
- * vop: still well formed); returns its first node. */
-static void flip(const char *dir) {
+/* Flip bit 0 of the last byte of the last GSC2 chunk (gs.data) or of the
+ * first GSD2 records value (gs.dense): a record's vop, still well formed. */
+static void flip(const char *dir, const char *table) {
     MDB_env *env; MDB_txn *txn; MDB_dbi dbi; MDB_cursor *cur; MDB_val k, v;
     OK(mdb_env_create(&env));
     mdb_env_set_maxdbs(env, 64);
     OK(mdb_env_open(env, dir, 0, 0664));
     OK(mdb_txn_begin(env, NULL, 0, &txn));
-    OK(mdb_dbi_open(txn, "gs.data", 0, &dbi));
+    OK(mdb_dbi_open(txn, table, 0, &dbi));
     OK(mdb_cursor_open(txn, dbi, &cur));
-    OK(mdb_cursor_get(cur, &k, &v, MDB_LAST));
+    OK(mdb_cursor_get(cur, &k, &v, strcmp(table, "gs.data") ? MDB_FIRST : MDB_LAST));
     unsigned char *copy = malloc(v.mv_size);
     memcpy(copy, v.mv_data, v.mv_size);
     uint32_t m;
     memcpy(&m, copy, 4);
-    CHECK(m == GSNAP_CHUNK2_MAGIC);
+    CHECK(m == GSNAP_CHUNK2_MAGIC || m == GSNAP_DENSE2_MAGIC);
     copy[v.mv_size - 1] ^= 1;
     MDB_val nv = {v.mv_size, copy};
     OK(mdb_cursor_put(cur, &k, &nv, MDB_CURRENT));
@@ -95,7 +106,7 @@ static void flip(const char *dir) {
     free(copy);
 }
 
-int main(void) {
+static void one(void) {
     char *dir = test_tmpdir("fmt3");
     gsnap_db *db = NULL;
     gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
@@ -114,7 +125,9 @@ int main(void) {
     gsnap_db_close(db);
     gsnap_store__write_format = GSNAP_STORE_FORMAT;
     chunks(dir, &c1, &c2, &by2);
-    CHECK(c1 > 0 && c2 == 0);
+    uint64_t dg1, dg2, dby2;
+    dense_kinds(dir, &dg1, &dg2, &dby2);
+    CHECK(g_sparse ? c1 > 0 && c2 == 0 : dg1 == 2 && dg2 == 0);
 
     /* read by this build */
     OK(gsnap_db_open(dir, &o, &db));
@@ -142,14 +155,19 @@ int main(void) {
     CHECK(probs == 0);
     gsnap_db_close(db);
     chunks(dir, &c1, &c2, &by3);
-    CHECK_MSG(c1 == 0 && c2 > 0, "%llu GSC1, %llu GSC2 chunks after compact", (unsigned long long)c1,
+    CHECK_MSG(c1 == 0 && (c2 > 0 || !g_sparse), "%llu GSC1, %llu GSC2 chunks after compact", (unsigned long long)c1,
               (unsigned long long)c2);
+    uint64_t d1, d2, dby3;
+    dense_kinds(dir, &d1, &d2, &dby3);
+    CHECK_MSG(g_sparse ? d1 + d2 == 0 : d1 == 0 && d2 == 2, "dense values: %llu GSD1, %llu GSD2",
+              (unsigned long long)d1, (unsigned long long)d2);
     /* the same records (plus one batch) in fewer bytes than format 2's */
-    CHECK_MSG(by3 * 2 < by2, "format 3: %llu bytes of chunks, format 2: %llu", (unsigned long long)by3,
-              (unsigned long long)by2);
+    CHECK_MSG((by3 + dby3) * 2 < by2 + dby2, "format 3: %llu bytes of records, format 2: %llu",
+              (unsigned long long)(by3 + dby3), (unsigned long long)(by2 + dby2));
 
-    /* damage in a GSC2 chunk: reads fail, check reports it */
-    flip(dir);
+    /* damage in a GSC2 chunk (or the GSD2 base): reads fail, check reports it */
+    if (g_sparse) flip(dir, "gs.data");
+    else flip(dir, "gs.dense");
     OK(gsnap_db_open(dir, &o, &db));
     int failed = 0;
     gsnap_nbr buf[CAP];
@@ -167,5 +185,9 @@ int main(void) {
     gsnap_db_close(db);
     test_rmdir(dir);
     free(dir);
+}
+
+int main(void) {
+    for (g_sparse = 1; g_sparse >= 0; g_sparse--) one();
     TEST_DONE();
 }

@@ -32,25 +32,6 @@
 
 #include <string.h>
 
-size_t gsnap_codec__varint_len(uint64_t v) {
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
-
-size_t gsnap_codec__put(unsigned char *p, uint64_t v) {
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = (unsigned char)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (unsigned char)v;
-    return n;
-}
-
 #define get_varint gsnap_codec__get
 
 
@@ -73,31 +54,33 @@ size_t gsnap_codec__rec_bound(const gsnap_rec *r, const gsnap_rec *prev_in_chunk
 }
 
 size_t gsnap_codec__encode(const gsnap_rec *r, size_t n, unsigned char *out, size_t cap) {
-    if (n == 0) return 0;
+    if (n == 0 || cap < 20) return 0;
     uint64_t bvop = r[0].vop, bt = (uint64_t)r[0].t, node = 0;
-    unsigned char tmp[48];
-    size_t o = 0;
-    if (cap < 20) return 0;
-    o += gsnap_codec__put(out + o, bvop);
+    size_t o = gsnap_codec__put(out, bvop);
     o += gsnap_codec__put(out + o, gsnap_codec__zz(bt));
     for (size_t i = 0; i < n;) {
-        size_t j = i, body = 0;
-        while (j < n && r[j].node == r[i].node) {
-            body += rec_len(&r[j], j > i ? &r[j - 1] : NULL, bvop, bt);
-            j++;
+        /* the group's body goes 30 bytes further on (room for its header:
+         * node delta, count and length, at most 10 each), moved back after */
+        unsigned char *body = out + o + 30, *p = body, *lim = out + cap + GSNAP_CODEC_SLACK;
+        uint64_t pn = 0, pt = bt;
+        size_t j = i;
+        for (; j < n && r[j].node == r[i].node; j++) {
+            if (lim - p < 30) return 0;
+            p += gsnap_codec__put(p, r[j].nbr - pn);
+            p += gsnap_codec__put(p, gsnap_codec__zz((uint64_t)r[j].t - pt));
+            p += gsnap_codec__put(p, gsnap_codec__zz(r[j].vop - bvop));
+            pn = r[j].nbr;
+            pt = (uint64_t)r[j].t;
         }
-        size_t hl = gsnap_codec__put(tmp, r[i].node - node);
-        hl += gsnap_codec__put(tmp + hl, j - i);
-        hl += gsnap_codec__put(tmp + hl, body);
-        if (o + hl + body > cap) return 0;
-        memcpy(out + o, tmp, hl);
-        o += hl;
-        for (size_t k = i; k < j; k++) {
-            uint64_t pn = k > i ? r[k - 1].nbr : 0, pt = k > i ? (uint64_t)r[k - 1].t : bt;
-            o += gsnap_codec__put(out + o, r[k].nbr - pn);
-            o += gsnap_codec__put(out + o, gsnap_codec__zz((uint64_t)r[k].t - pt));
-            o += gsnap_codec__put(out + o, gsnap_codec__zz(r[k].vop - bvop));
-        }
+        size_t blen = (size_t)(p - body);
+        unsigned char head[30];
+        size_t hl = gsnap_codec__put(head, r[i].node - node);
+        hl += gsnap_codec__put(head + hl, j - i);
+        hl += gsnap_codec__put(head + hl, blen);
+        if (o + hl + blen > cap) return 0;
+        memcpy(out + o, head, hl);
+        memmove(out + o + hl, body, blen);
+        o += hl + blen;
         node = r[i].node;
         i = j;
     }

@@ -53,7 +53,7 @@ int gsnap_run__writer_init(gsnap_run_writer *w, gsnap_db *db, MDB_txn *txn, uint
     if (w->compact) {
         w->cap = chunk2_cap(db);
         maxrec = w->cap / 3 + 1;
-        if (!(w->ebuf = malloc(hs + w->cap))) return GSNAP_ENOMEM;
+        if (!(w->ebuf = malloc(hs + w->cap + GSNAP_CODEC_SLACK))) return GSNAP_ENOMEM;
     }
     w->buf = malloc(hs + maxrec * GSNAP_REC_BYTES);
     if (!w->buf) return GSNAP_ENOMEM;

@@ -134,12 +134,17 @@ typedef struct {
     int started, first;
     const char *why;                     /* what was malformed */
 } gsnap_codec_cur;
-size_t gsnap_codec__varint_len(uint64_t v);
+/* Bytes of v as a varint (1..10). */
+static inline size_t gsnap_codec__varint_len(uint64_t v) {
+    return ((size_t)(64 - __builtin_clzll(v | 1)) + 6) / 7;
+}
 /* Upper bound of the bytes record r adds to a chunk whose records so far
  * end with prev_in_chunk (NULL: r is the first) and start with first. */
 size_t gsnap_codec__rec_bound(const gsnap_rec *r, const gsnap_rec *prev_in_chunk, const gsnap_rec *first);
-/* Encode n records (node ascending) into out: the payload's length, 0 when
- * it does not fit in cap. */
+/* Encode n records (node ascending) into out, which has room for cap +
+ * GSNAP_CODEC_SLACK bytes (scratch): the payload's length, 0 when it does
+ * not fit in cap. */
+#define GSNAP_CODEC_SLACK 64
 size_t gsnap_codec__encode(const gsnap_rec *r, size_t n, unsigned char *out, size_t cap);
 /* Decoding: open (0, or -1 with c->why), then next (1 a record, 0 the end,
  * all bytes and records accounted for, -1 malformed with c->why). skip_to
@@ -255,7 +260,15 @@ static inline int gsnap_codec__get(const unsigned char **pp, const unsigned char
 static inline uint64_t gsnap_codec__unzz(uint64_t z) { return (z >> 1) ^ (uint64_t)(-(int64_t)(z & 1)); }
 static inline uint64_t gsnap_codec__zz(uint64_t d) { return (d << 1) ^ (uint64_t)(-(int64_t)(d >> 63)); }
 /* Write v as a varint at p (at most 10 bytes); returns its length. */
-size_t gsnap_codec__put(unsigned char *p, uint64_t v);
+static inline size_t gsnap_codec__put(unsigned char *p, uint64_t v) {
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (unsigned char)v;
+    return n;
+}
 
 /* The records of one node of a dense run, either layout. */
 typedef struct {

@@ -16,7 +16,9 @@
  *              the nodes whose adjacency in `dir` that version touched.
  *   gs.dense   run id (u64 BE) | dir (u8) | kind (u8: 0 records, 1 index)
  *              -> the base run in dense layout: all records of `dir` in one
- *              value, and a node-indexed offset array (CSR) into them.
+ *              value, and a node-indexed offset array (CSR) into them
+ *              (format 3, GSD2/GSI2: each node's records as one compact
+ *              body, byte offsets; formats 1-2, GSD1/GSI1: raw records).
  *   gs.bloom   run id (u64 BE) | dir (u8) -> blocked Bloom filter of the nodes
  *              that run holds records for in `dir` (queries skip the run's
  *              B-tree seek when the node is absent).

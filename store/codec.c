@@ -117,7 +117,8 @@ static int group(gsnap_codec_cur *c) {
     c->started = 1;
     c->gleft = cnt;
     c->gend = c->p + body;
-    c->first = 1;
+    c->nbr = 0;     /* the group's first nbr is a delta from 0, */
+    c->t = c->bt;   /* its first t from the chunk's base */
     return 1;
 }
 
@@ -129,9 +130,8 @@ int gsnap_codec__next(gsnap_codec_cur *c, gsnap_rec *r) {
     uint64_t dn, dt, dv;
     if (get_varint(&c->p, c->gend, &dn) || get_varint(&c->p, c->gend, &dt) || get_varint(&c->p, c->gend, &dv))
         return c->why = "truncated record", -1;
-    c->nbr = c->first ? dn : c->nbr + dn;
-    c->t = (c->first ? c->bt : c->t) + gsnap_codec__unzz(dt);
-    c->first = 0;
+    c->nbr += dn;
+    c->t += gsnap_codec__unzz(dt);
     r->node = c->node;
     r->nbr = c->nbr;
     r->t = (int64_t)c->t;

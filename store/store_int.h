@@ -133,7 +133,7 @@ typedef struct {
     uint64_t node, nbr, t;               /* decoder state */
     uint64_t left;                       /* records not yet decoded or skipped */
     uint64_t gleft;                      /* records left in the current group */
-    int started, first;
+    int started;
     const char *why;                     /* what was malformed */
 } gsnap_codec_cur;
 /* Bytes of v as a varint (1..10). */

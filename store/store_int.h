@@ -244,6 +244,20 @@ static inline int gsnap_codec__get(const unsigned char **pp, const unsigned char
         *pp = p + 1;
         return 0;
     }
+    if (end - p >= 10) { /* room for the longest: no bound check per byte */
+        uint64_t x = 0, b;
+        unsigned i = 0;
+        do {
+            b = p[i];
+            x |= (b & 0x7f) << (7 * i);
+            i++;
+        } while (b >= 0x80 && i < 10);
+        /* unterminated, bits beyond 64, or overlong (a trailing zero byte) */
+        if (b >= 0x80 || (i == 10 && b > 1) || (b == 0 && i > 1)) return -1;
+        *v = x;
+        *pp = p + i;
+        return 0;
+    }
     uint64_t x = 0;
     for (unsigned shift = 0; shift < 70; shift += 7) {
         if (p >= end) return -1;

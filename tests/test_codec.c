@@ -102,6 +102,12 @@ int main(void) {
         const char *why;
         unsigned char ov[] = {0x80, 0x00, 0, 0, 1, 3, 0, 0, 0}; /* base_vop overlong */
         CHECK(gsnap_codec__decode(ov, sizeof ov, 1, out, &why) == GSNAP_ECORRUPT);
+        unsigned char ov2[] = {0x80, 0x00, 0, 0, 1, 3, 0, 0, 0, 0, 0, 0, 0, 0}; /* the same, 10+ bytes left */
+        CHECK(gsnap_codec__decode(ov2, sizeof ov2, 1, out, &why) == GSNAP_ECORRUPT);
+        unsigned char un[] = {0x81, 0x82, 0x83, 0x84, 0x85, 0x86, 0x87, 0x88, 0x89, 0x8a, 0x01, 0, 1, 3, 0, 0, 0};
+        CHECK(gsnap_codec__decode(un, sizeof un, 1, out, &why) == GSNAP_ECORRUPT); /* 11-byte varint */
+        unsigned char mx[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0, 0, 1, 3, 0, 0, 0};
+        CHECK(gsnap_codec__decode(mx, sizeof mx, 1, out, &why) == 0 && out[0].vop == UINT64_MAX);
         unsigned char of[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0, 0, 1, 3, 0, 0, 0};
         CHECK(gsnap_codec__decode(of, sizeof of, 1, out, &why) == GSNAP_ECORRUPT);
         unsigned char ok[] = {0, 0, 5, 1, 3, 7, 0, 0}; /* node 5, one record nbr 7 */

@@ -65,10 +65,11 @@ static const char check_usage[] =
     "\n"
     "Verify the store (every chunk checksum and order) and every snapshot (every slab\n"
     "block checksum, every table entry's slab pointer and record checksum).\n"
-    "Prints one line per problem; exit 0 when all is well, 1 when anything is wrong.\n"
+    "Prints one line per problem, then the store format ('store format N') and the\n"
+    "count; exit 0 when all is well, 1 when anything is wrong.\n"
     "  --snapshot NAME   check only this snapshot (and the store)\n"
     "  --store-only      skip the snapshots\n"
-    "  --json            print {\"problems\":N,\"lines\":[...]}\n"
+    "  --json            print {\"problems\":N,\"store_format\":N,\"lines\":[...]}\n"
     "\n"
     "Progress (phase, percent, ETA) is shown on stderr when stderr is a terminal\n"
     "and --json is not given; GRAPHSNAP_PROGRESS=1 forces it, =0 turns it off.\n";
@@ -406,8 +407,11 @@ int cmd_check(int argc, char **argv) {
     if (!rc && !name) rc = gsnap_attr_check(db, check_line, &co, &p3);
     p2 += p3;
     cli_progress_done(co.prog);
-    if (co.json) printf("],\"problems\":%llu,\"completed\":%s}\n", (unsigned long long)(p1 + p2), rc ? "false" : "true");
-    else if (!rc) printf("%llu problem(s)\n", (unsigned long long)(p1 + p2));
+    gsnap_db_stat st;
+    unsigned fmt = gsnap_db_stats(db, &st) == 0 ? st.format_version : 0; /* 0: unknown */
+    if (co.json) printf("],\"problems\":%llu,\"store_format\":%u,\"completed\":%s}\n", (unsigned long long)(p1 + p2),
+                        fmt, rc ? "false" : "true");
+    else if (!rc) printf("store format %u\n%llu problem(s)\n", fmt, (unsigned long long)(p1 + p2));
     fflush(stdout);
     if (rc) ret = cli_lib_err(db, rc, "walk") == CLI_NOTFOUND && name ? CLI_NOTFOUND : CLI_ERR;
     else ret = p1 + p2 ? CLI_ERR : CLI_OK;

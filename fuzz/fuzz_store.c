@@ -176,7 +176,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* checksummed values: header size, magic, offset of the XXH3 field */
     size_t hs = 0, xo = 0;
     uint32_t magic = 0;
-    if (t->kind == 0) { hs = 16; xo = 8; magic = GSNAP_CHUNK_MAGIC; }
+    if (t->kind == 0) { /* the chunk kind the database holds (GSC2; GSC1 in old runs) */
+        hs = 16; xo = 8; magic = GSNAP_CHUNK2_MAGIC;
+        if (t->vlen >= 4) memcpy(&magic, t->val, 4);
+    }
     if (t->kind == 4) {
         hs = sizeof(struct gsnap_dense_hdr); xo = 16;
         magic = t->klen > 9 && t->key[9] ? GSNAP_INDEX_MAGIC : GSNAP_DENSE_MAGIC;
@@ -186,7 +189,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (data[1] & 2) memcpy(val, &magic, 4);
         if (data[1] & 1) {
             size_t body = len - hs;
-            if (t->kind == 0) { /* a chunk's checksum covers nrec records */
+            if (t->kind == 0 && magic == GSNAP_CHUNK_MAGIC) { /* a GSC1 checksum covers nrec records */
                 uint32_t nrec;
                 memcpy(&nrec, val + 4, 4);
                 if ((size_t)nrec * GSNAP_REC_BYTES < body) body = (size_t)nrec * GSNAP_REC_BYTES;

@@ -38,6 +38,7 @@ typedef struct {
     gsnap_reporter *c;
     const struct gsnap_meta *m;
     uint64_t run_id, chunk_idx, bloom_misses;
+    uint64_t raw_chunks, compact_chunks; /* GSC1 (formats 1-2), GSC2 (format 3) */
     int dir, have_prev;
     gsnap_rec last;
     gsnap_bloom_ref bloom;
@@ -108,22 +109,46 @@ static void check_chunk(data_walk *dw, const gsnap_run *run, const MDB_val *v, u
         return;
     }
     memcpy(&h, v->mv_data, sizeof h);
-    if (h.magic != GSNAP_CHUNK_MAGIC || h.nrec == 0 || h.nrec > GSNAP_CHUNK_RECS ||
-        v->mv_size != sizeof h + (size_t)h.nrec * GSNAP_REC_BYTES) {
+    size_t plen = v->mv_size - sizeof h;
+    int compact = h.magic == GSNAP_CHUNK2_MAGIC;
+    if ((!compact && h.magic != GSNAP_CHUNK_MAGIC) || h.nrec == 0 ||
+        (!compact && (h.nrec > GSNAP_CHUNK_RECS || plen != (size_t)h.nrec * GSNAP_REC_BYTES)) ||
+        (compact && (size_t)h.nrec * 3 > plen)) {
         problem(c, "run %llu dir %d chunk %llu: malformed header (magic %08x, %u records, %zu bytes)", run_id,
                 dw->dir, ci, h.magic, h.nrec, v->mv_size);
         return;
     }
     const unsigned char *recs = (const unsigned char *)v->mv_data + sizeof h;
-    if (XXH3_64bits(recs, (size_t)h.nrec * GSNAP_REC_BYTES) != h.xxh3) {
+    gsnap_rec *dec = NULL;
+    if (compact) { /* decode it whole: every byte and count must check out */
+        const char *why = NULL;
+        if (!(dec = malloc((size_t)h.nrec * sizeof *dec))) {
+            problem(c, "run %llu dir %d chunk %llu: out of memory", run_id, dw->dir, ci);
+            return;
+        }
+        if (gsnap_codec__decode(recs, plen, h.nrec, dec, &why)) {
+            problem(c, "run %llu dir %d chunk %llu (first node %llu): malformed compact records: %s", run_id,
+                    dw->dir, ci, (unsigned long long)first, why);
+            dw->have_prev = 0;
+            free(dec);
+            return;
+        }
+        dw->compact_chunks++;
+    } else {
+        dw->raw_chunks++;
+    }
+    if (XXH3_64bits(recs, plen) != h.xxh3) {
         problem(c, "run %llu dir %d chunk %llu (first node %llu): checksum mismatch", run_id, dw->dir, ci,
                 (unsigned long long)first);
         dw->have_prev = 0;
+        free(dec);
         return;
     }
+    if (dec) recs = (const unsigned char *)dec;
     *seen += h.nrec;
     tick(c, h.nrec, 0);
     check_records(dw, run, recs, h.nrec, first);
+    free(dec);
 }
 
 /* Walk gs.data in key order: chunks grouped by (run, dir). */
@@ -137,7 +162,7 @@ static int check_data(gsnap_db *db, MDB_txn *txn, const gsnap_run *runs, size_t 
         free(seen);
         return rc ? gsnap_store__mdb_err(db, rc, "opening data cursor") : GSNAP_ENOMEM;
     }
-    data_walk dw = {c, m, 0, 0, 0, -1, 0, {0, 0, 0, 0}, {NULL, 0, 0}};
+    data_walk dw = {c, m, 0, 0, 0, 0, 0, -1, 0, {0, 0, 0, 0}, {NULL, 0, 0}};
     for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         if (k.mv_size != GSNAP_DATA_KEY) {
             problem(c, "gs.data: key of %zu bytes (expected %d)", k.mv_size, GSNAP_DATA_KEY);
@@ -161,6 +186,7 @@ static int check_data(gsnap_db *db, MDB_txn *txn, const gsnap_run *runs, size_t 
     }
     report_bloom_misses(&dw);
     mdb_cursor_close(cur);
+
     if (rc != MDB_NOTFOUND) {
         free(seen);
         return gsnap_store__mdb_err(db, rc, "walking gs.data");
@@ -202,25 +228,35 @@ static void check_dense(gsnap_db *db, MDB_txn *txn, const gsnap_run *run, gsnap_
         if (d.nidx != run->info.dense_nodes + 1)
             problem(c, "base run %llu dir %u: index of %llu entries, catalog says %llu", (unsigned long long)run->id,
                     dir, (unsigned long long)d.nidx, (unsigned long long)run->info.dense_nodes + 1);
-        uint64_t prev_off = 0, bad_index = 0, bad_order = 0, bad_ver = 0;
+        uint64_t prev_off = 0, bad_index = 0, bad_order = 0, bad_ver = 0, bad_body = 0, count = 0;
+        uint64_t limit = d.compact ? d.plen : d.nrec;
         for (uint64_t n = 0; n < d.nidx; n++) {
             uint64_t off;
             memcpy(&off, d.idx + n * 8, 8);
-            if (off < prev_off || off > d.nrec) bad_index++;
+            if (off < prev_off || off > limit || (n == 0 && off != 0)) bad_index++;
             prev_off = off;
         }
-        gsnap_rec last = {0, 0, 0, 0};
-        for (uint64_t i = 0; i < d.nrec; i++) {
-            gsnap_rec r;
-            memcpy(&r, d.recs + i * GSNAP_REC_BYTES, sizeof r);
-            uint64_t b, e;
-            gsnap_dense__range(&d, r.node, &b, &e);
-            if (i < b || i >= e) bad_index++;
-            if (i && !rec_before(&last, &r)) bad_order++;
-            uint64_t ver = r.vop >> 1;
-            if (ver < run->info.min_ver || ver > run->info.max_ver) bad_ver++;
-            last = r;
+        /* node by node through the index: every record once, in order */
+        gsnap_rec last = {0, 0, 0, 0}, r;
+        for (uint64_t n = 0; !bad_index && n + 1 < d.nidx; n++) {
+            gsnap_dense_it it;
+            int g;
+            gsnap_dense__it(&d, n, &it);
+            while ((g = gsnap_dense__it_next(&it, &r)) > 0) {
+                if (r.node != n) bad_index++;
+                if (count++ && !rec_before(&last, &r)) bad_order++;
+                uint64_t ver = r.vop >> 1;
+                if (ver < run->info.min_ver || ver > run->info.max_ver) bad_ver++;
+                last = r;
+            }
+            if (g < 0) bad_body++;
         }
+        if (!bad_index && !bad_body && count != d.nrec)
+            problem(c, "base run %llu dir %u: the index covers %llu records, the header says %llu",
+                    (unsigned long long)run->id, dir, (unsigned long long)count, (unsigned long long)d.nrec);
+        if (bad_body)
+            problem(c, "base run %llu dir %u: %llu nodes' records do not decode", (unsigned long long)run->id, dir,
+                    (unsigned long long)bad_body);
         if (bad_index)
             problem(c, "base run %llu dir %u: index inconsistent with records in %llu places",
                     (unsigned long long)run->id, dir, (unsigned long long)bad_index);

@@ -10,6 +10,12 @@
  * written in place with MDB_RESERVE (no second copy) and carry an XXH3 of
  * their payload, verified by merges and gsnap_db_check.
  *
+ * Format 3 (GSD2/GSI2) stores each node's records as a compact body
+ * (codec.c's group body, no header) and the index as byte offsets of the
+ * bodies: a lookup is still one index read, then the decode of that node's
+ * body only (gsnap_dense_it in store_int.h). Its size is known only at the
+ * end, so the value is built in memory and put once.
+ *
  * The index costs 8 bytes per node id below the bound, so the dense layout is
  * used only when ids are compact (bound <= 2 * records + 1024 in the larger
  * direction); otherwise the base stays chunked with a Bloom filter.
@@ -31,13 +37,61 @@ int gsnap_run__writer_dense(gsnap_run_writer *w, const uint64_t expect[2], uint6
     w->dense_expect[0] = expect[0];
     w->dense_expect[1] = expect[1];
     w->dense_nodes = dense_nodes;
+    w->dcomp = gsnap_store__write_format >= 3;
     w->didx = malloc((dense_nodes + 1) * sizeof *w->didx);
     return w->didx ? 0 : GSNAP_ENOMEM;
 }
 
+/* GSD2: the bodies are built in w->dbuf (their size is known only at the
+ * end), after room for the header and the two bases. */
+#define DHEAD (sizeof(struct gsnap_dense_hdr) + 20)
+
+static int dense2_add(gsnap_run_writer *w, const gsnap_rec *r, int new_node) {
+    if (w->dcap < DHEAD + w->dbytes + 30) {
+        size_t nc = w->dcap ? w->dcap * 2 : (size_t)1 << 16;
+        unsigned char *nb = realloc(w->dbuf, nc);
+        if (!nb) return GSNAP_ENOMEM;
+        w->dbuf = nb;
+        w->dcap = nc;
+    }
+    if (w->dfill == 0) w->dprev = *r; /* the bases */
+    unsigned char *p = w->dbuf + DHEAD + w->dbytes;
+    size_t o = gsnap_codec__put(p, new_node ? r->nbr : r->nbr - w->dprev.nbr);
+    o += gsnap_codec__put(p + o, gsnap_codec__zz((uint64_t)r->t - (uint64_t)(new_node ? w->dbase.t : w->dprev.t)));
+    o += gsnap_codec__put(p + o, gsnap_codec__zz(r->vop - w->dbase.vop));
+    w->dbytes += o;
+    w->dprev = *r;
+    return 0;
+}
+
+/* GSD2: write the records value (header, bases, bodies). */
+static int dense2_put(gsnap_run_writer *w, uint8_t dir) {
+    unsigned char key[10], bases[20];
+    size_t bl = gsnap_codec__put(bases, w->dbase.vop);
+    bl += gsnap_codec__put(bases + bl, gsnap_codec__zz((uint64_t)w->dbase.t));
+    dense_key(key, w->run_id, dir, 0);
+    unsigned char *start = w->dbuf + DHEAD - bl - sizeof(struct gsnap_dense_hdr);
+    memcpy(start + sizeof(struct gsnap_dense_hdr), bases, bl);
+    struct gsnap_dense_hdr h = {GSNAP_DENSE2_MAGIC, 0, w->dfill, 0, 0};
+    h.xxh3 = XXH3_64bits(start + sizeof h, bl + w->dbytes);
+    memcpy(start, &h, sizeof h);
+    MDB_val k = {sizeof key, key}, v = {sizeof h + bl + w->dbytes, start};
+    int rc = mdb_put(w->txn, w->db->dense_dbi, &k, &v, MDB_APPEND);
+    return rc ? gsnap_store__mdb_err(w->db, rc, "writing the base run's records") : 0;
+}
+
 /* Reserve the records value of `dir` in the map. */
-static int dense_open_dir(gsnap_run_writer *w, uint8_t dir) {
+static int dense_open_dir(gsnap_run_writer *w, uint8_t dir, const gsnap_rec *first) {
     unsigned char key[10];
+    if (w->dcomp) {
+        w->dbase = *first;
+        w->dbytes = 0;
+        w->dfill = 0;
+        w->dlast = 0;
+        w->dir = dir;
+        w->dopen = 1;
+        return 0;
+    }
     dense_key(key, w->run_id, dir, 0);
     MDB_val k = {sizeof key, key};
     MDB_val v = {sizeof(struct gsnap_dense_hdr) + w->dense_expect[dir] * GSNAP_REC_BYTES, NULL};
@@ -60,17 +114,25 @@ int gsnap_dense__close_dir(gsnap_run_writer *w) {
         return gsnap_store__err(w->db, GSNAP_ECORRUPT, "base run %llu dir %u: %llu records written, %llu expected",
                                 (unsigned long long)w->run_id, dir, (unsigned long long)w->dfill,
                                 (unsigned long long)w->dense_expect[dir]);
-    struct gsnap_dense_hdr h = {GSNAP_DENSE_MAGIC, 0, w->dfill, 0, 0};
-    h.xxh3 = XXH3_64bits(w->drecs + sizeof h, w->dfill * GSNAP_REC_BYTES);
-    memcpy(w->drecs, &h, sizeof h);
-    for (uint64_t n = w->dlast; n <= w->dense_nodes; n++) w->didx[n] = w->dfill;
+    int rc;
+    uint64_t end = w->dfill;
+    if (w->dcomp) {
+        if ((rc = dense2_put(w, dir))) return rc;
+        end = w->dbytes;
+    } else {
+        struct gsnap_dense_hdr h = {GSNAP_DENSE_MAGIC, 0, w->dfill, 0, 0};
+        h.xxh3 = XXH3_64bits(w->drecs + sizeof h, w->dfill * GSNAP_REC_BYTES);
+        memcpy(w->drecs, &h, sizeof h);
+    }
+    for (uint64_t n = w->dlast; n <= w->dense_nodes; n++) w->didx[n] = end;
+    struct gsnap_dense_hdr h;
     unsigned char key[10];
     dense_key(key, w->run_id, dir, 1);
     MDB_val k = {sizeof key, key};
     MDB_val v = {sizeof h + (w->dense_nodes + 1) * 8, NULL};
-    int rc = mdb_put(w->txn, w->db->dense_dbi, &k, &v, MDB_RESERVE | MDB_APPEND);
+    rc = mdb_put(w->txn, w->db->dense_dbi, &k, &v, MDB_RESERVE | MDB_APPEND);
     if (rc) return gsnap_store__mdb_err(w->db, rc, "writing the base run's index");
-    struct gsnap_dense_hdr ih = {GSNAP_INDEX_MAGIC, 0, w->dense_nodes + 1, 0, 0};
+    struct gsnap_dense_hdr ih = {w->dcomp ? GSNAP_INDEX2_MAGIC : GSNAP_INDEX_MAGIC, 0, w->dense_nodes + 1, 0, 0};
     memcpy((unsigned char *)v.mv_data + sizeof ih, w->didx, (w->dense_nodes + 1) * 8);
     ih.xxh3 = XXH3_64bits((unsigned char *)v.mv_data + sizeof ih, (w->dense_nodes + 1) * 8);
     memcpy(v.mv_data, &ih, sizeof ih);
@@ -80,13 +142,18 @@ int gsnap_dense__close_dir(gsnap_run_writer *w) {
 int gsnap_dense__add(gsnap_run_writer *w, uint8_t dir, const gsnap_rec *r) {
     int rc;
     if (w->dopen && dir != w->dir && (rc = gsnap_dense__close_dir(w))) return rc;
-    if (!w->dopen && (rc = dense_open_dir(w, dir))) return rc;
+    if (!w->dopen && (rc = dense_open_dir(w, dir, r))) return rc;
     if (w->dfill >= w->dense_expect[dir] || r->node >= w->dense_nodes || r->node + 1 < w->dlast)
         return gsnap_store__err(w->db, GSNAP_ECORRUPT, "base run %llu dir %u: record of node %llu out of place",
                                 (unsigned long long)w->run_id, dir, (unsigned long long)r->node);
-    for (uint64_t n = w->dlast; n <= r->node; n++) w->didx[n] = w->dfill;
-    if (r->node + 1 > w->dlast) w->dlast = r->node + 1;
-    memcpy(w->drecs + sizeof(struct gsnap_dense_hdr) + w->dfill * GSNAP_REC_BYTES, r, GSNAP_REC_BYTES);
+    int new_node = r->node + 1 > w->dlast;
+    for (uint64_t n = w->dlast; n <= r->node; n++) w->didx[n] = w->dcomp ? w->dbytes : w->dfill;
+    if (new_node) w->dlast = r->node + 1;
+    if (w->dcomp) {
+        if ((rc = dense2_add(w, r, new_node))) return rc;
+    } else {
+        memcpy(w->drecs + sizeof(struct gsnap_dense_hdr) + w->dfill * GSNAP_REC_BYTES, r, GSNAP_REC_BYTES);
+    }
     w->dfill++;
     w->total++;
     w->nrec_dir[dir]++;
@@ -110,23 +177,33 @@ int gsnap_dense__load(gsnap_db *db, MDB_txn *txn, uint64_t run_id, uint8_t dir, 
                                     (unsigned long long)run_id, dir);
         }
         if (rc) return rc;
-        uint64_t unit = kind == 0 ? GSNAP_REC_BYTES : 8;
         if (v.mv_size < sizeof h) goto bad;
         memcpy(&h, v.mv_data, sizeof h);
-        if (h.magic != (kind == 0 ? GSNAP_DENSE_MAGIC : GSNAP_INDEX_MAGIC) ||
-            (v.mv_size - sizeof h) / unit != h.count || (v.mv_size - sizeof h) % unit)
+        if (kind == 0) d->compact = h.magic == GSNAP_DENSE2_MAGIC;
+        uint64_t unit = kind == 1 ? 8 : d->compact ? 1 : GSNAP_REC_BYTES, plen = v.mv_size - sizeof h;
+        if (h.magic != (kind == 0 ? (d->compact ? GSNAP_DENSE2_MAGIC : GSNAP_DENSE_MAGIC)
+                                  : (d->compact ? GSNAP_INDEX2_MAGIC : GSNAP_INDEX_MAGIC)) ||
+            (unit > 1 && (plen / unit != h.count || plen % unit)))
             goto bad;
         const unsigned char *payload = (const unsigned char *)v.mv_data + sizeof h;
         /* verify < 0: once per process and run (the cache in db) */
         uint64_t vkey = run_id << 2 | (uint64_t)kind << 1 | dir;
         int vnow = verify > 0 || (verify < 0 && !gsnap_store__verified(db, vkey));
-        if (vnow && XXH3_64bits(payload, h.count * unit) != h.xxh3)
+        if (vnow && XXH3_64bits(payload, unit > 1 ? h.count * unit : plen) != h.xxh3)
             return gsnap_store__err(db, GSNAP_ECHECKSUM, "base run %llu dir %u: %s checksum mismatch",
                                     (unsigned long long)run_id, dir, kind ? "index" : "records");
         if (vnow && verify < 0) gsnap_store__set_verified(db, vkey);
         if (kind == 0) {
             d->recs = payload;
             d->nrec = h.count;
+            if (d->compact) { /* the bases, then the bodies */
+                const unsigned char *p = payload, *end = payload + plen;
+                if (gsnap_codec__get(&p, end, &d->bvop) || gsnap_codec__get(&p, end, &d->bt)) goto bad;
+                d->bt = gsnap_codec__unzz(d->bt);
+                d->recs = p;
+                d->plen = (uint64_t)(end - p);
+                if (h.count > d->plen / 3) goto bad; /* a record takes 3 bytes at least */
+            }
         } else {
             d->idx = payload;
             d->nidx = h.count;
@@ -135,7 +212,7 @@ int gsnap_dense__load(gsnap_db *db, MDB_txn *txn, uint64_t run_id, uint8_t dir, 
     if (d->nidx == 0) goto bad;
     uint64_t last;
     memcpy(&last, d->idx + (d->nidx - 1) * 8, 8);
-    if (last != d->nrec) goto bad;
+    if (last != (d->compact ? d->plen : d->nrec)) goto bad;
     return 0;
 bad:
     return gsnap_store__err(db, GSNAP_ECORRUPT, "base run %llu dir %u: malformed dense value",
@@ -148,7 +225,7 @@ void gsnap_dense__range(const gsnap_dense_ref *d, uint64_t node, uint64_t *begin
     uint64_t pair[2];
     memcpy(pair, d->idx + node * 8, 16);
     /* A damaged index must never send a reader outside the records. */
-    if (pair[0] > pair[1] || pair[1] > d->nrec) return;
+    if (pair[0] > pair[1] || pair[1] > (d->compact ? d->plen : d->nrec)) return;
     *begin = pair[0];
     *end = pair[1];
 }
@@ -163,4 +240,9 @@ int gsnap_dense__delete(gsnap_db *db, MDB_txn *txn, uint64_t run_id) {
             if (rc && rc != MDB_NOTFOUND) return gsnap_store__mdb_err(db, rc, "deleting the old base run");
         }
     return 0;
+}
+
+int gsnap_dense__bad(gsnap_db *db, uint64_t run_id, uint8_t dir, uint64_t node) {
+    return gsnap_store__err(db, GSNAP_ECORRUPT, "base run %llu dir %u node %llu: malformed records",
+                            (unsigned long long)run_id, dir, (unsigned long long)node);
 }

@@ -73,13 +73,13 @@ int gsnap_store__node_raw(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir
         if (run->info.flags & GSNAP_RUN_DENSE) {
             gsnap_dense_ref *d = &rd->denses[i * 2 + (unsigned)dir];
             if (!d->loaded && (rc = gsnap_dense__load(db, rd->txn, run->id, (uint8_t)dir, d, 0))) return rc;
-            uint64_t b, e;
-            gsnap_dense__range(d, node, &b, &e);
-            for (uint64_t j = b; j < e; j++) {
-                gsnap_rec r;
-                memcpy(&r, d->recs + j * GSNAP_REC_BYTES, sizeof r);
+            gsnap_dense_it it;
+            gsnap_dense__it(d, node, &it);
+            gsnap_rec r;
+            int g;
+            while ((g = gsnap_dense__it_next(&it, &r)) > 0)
                 if ((rc = push(out, n, cap, &r, after, as_of))) return rc;
-            }
+            if (g < 0) return gsnap_dense__bad(db, run->id, (uint8_t)dir, node);
         } else {
             gsnap_bloom_ref *bl = &rd->blooms[i * 2 + (unsigned)dir];
             if (!bl->loaded && (rc = gsnap_bloom__load(db, rd->txn, run->id, (uint8_t)dir, bl))) return rc;

@@ -170,14 +170,14 @@ static int node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir di
         if (run->info.flags & GSNAP_RUN_DENSE) {
             gsnap_dense_ref *d = &rd->denses[i * 2 + (unsigned)dir];
             if (!d->loaded && (rc = gsnap_dense__load(db, rd->txn, run->id, (uint8_t)dir, d, -1))) return rc;
-            uint64_t b, e;
-            gsnap_dense__range(d, node, &b, &e);
+            gsnap_dense_it it;
+            gsnap_dense__it(d, node, &it);
             size_t before = cnt;
-            for (uint64_t j = b; j < e; j++) {
-                gsnap_rec r;
-                memcpy(&r, d->recs + j * GSNAP_REC_BYTES, sizeof r);
+            gsnap_rec r;
+            int g;
+            while ((g = gsnap_dense__it_next(&it, &r)) > 0)
                 if ((rc = take(rd, &r, at_t, as_of, &cnt, before, has_del, ids_only))) return rc < 0 ? rc : 0;
-            }
+            if (g < 0) return gsnap_dense__bad(db, run->id, (uint8_t)dir, node);
             if (cnt > before) rd->seg[runs_hit++] = before;
             continue;
         }

@@ -31,17 +31,37 @@ static void data_key(unsigned char *k, uint64_t run, uint8_t dir, uint64_t node,
 
 /* ---- writer ------------------------------------------------------------- */
 
+unsigned gsnap_store__write_format = GSNAP_STORE_FORMAT;
+
+/* The largest GSC2 value that still fits two to a leaf page (no overflow
+ * pages: their last page is partly empty), within GSNAP_CHUNK2_PAYLOAD. */
+static size_t chunk2_cap(gsnap_db *db) {
+    MDB_stat st;
+    size_t psize = mdb_env_stat(db->env, &st) == 0 ? st.ms_psize : 4096;
+    size_t nodemax = (((psize - 16) / 2) & ~(size_t)1) - 2; /* LMDB's me_nodemax */
+    size_t cap = nodemax - 8 - GSNAP_DATA_KEY - sizeof(struct gsnap_chunk_hdr);
+    return cap > GSNAP_CHUNK2_PAYLOAD ? GSNAP_CHUNK2_PAYLOAD : cap;
+}
+
 int gsnap_run__writer_init(gsnap_run_writer *w, gsnap_db *db, MDB_txn *txn, uint64_t run_id) {
     memset(w, 0, sizeof *w);
     w->db = db;
     w->txn = txn;
     w->run_id = run_id;
-    w->buf = malloc(sizeof(struct gsnap_chunk_hdr) + (size_t)GSNAP_CHUNK_RECS * GSNAP_REC_BYTES);
+    w->compact = gsnap_store__write_format >= 3;
+    size_t hs = sizeof(struct gsnap_chunk_hdr), maxrec = GSNAP_CHUNK_RECS;
+    if (w->compact) {
+        w->cap = chunk2_cap(db);
+        maxrec = w->cap / 3 + 1;
+        if (!(w->ebuf = malloc(hs + w->cap + GSNAP_CODEC_SLACK))) return GSNAP_ENOMEM;
+    }
+    w->buf = malloc(hs + maxrec * GSNAP_REC_BYTES);
     if (!w->buf) return GSNAP_ENOMEM;
     int rc = mdb_cursor_open(txn, db->data_dbi, &w->cur);
     if (rc) {
         free(w->buf);
-        w->buf = NULL;
+        free(w->ebuf);
+        w->buf = w->ebuf = NULL;
         return gsnap_store__mdb_err(db, rc, "opening data cursor");
     }
     return 0;
@@ -56,12 +76,23 @@ static int writer_flush(gsnap_run_writer *w) {
     struct gsnap_chunk_hdr h;
     h.magic = GSNAP_CHUNK_MAGIC;
     h.nrec = w->nrec;
-    h.xxh3 = XXH3_64bits(w->buf + sizeof h, (size_t)w->nrec * GSNAP_REC_BYTES);
-    memcpy(w->buf, &h, sizeof h);
     MDB_val k = {sizeof key, key};
     MDB_val v = {sizeof h + (size_t)w->nrec * GSNAP_REC_BYTES, w->buf};
+    if (w->compact) {
+        const gsnap_rec *recs = (const gsnap_rec *)(void *)(w->buf + sizeof h);
+        size_t len = gsnap_codec__encode(recs, w->nrec, w->ebuf + sizeof h, w->cap);
+        if (len == 0)
+            return gsnap_store__err(w->db, GSNAP_ECORRUPT, "run %llu: internal: chunk of %u records over %zu bytes",
+                                    (unsigned long long)w->run_id, w->nrec, w->cap);
+        h.magic = GSNAP_CHUNK2_MAGIC;
+        v.mv_data = w->ebuf;
+        v.mv_size = sizeof h + len;
+    }
+    h.xxh3 = XXH3_64bits((unsigned char *)v.mv_data + sizeof h, v.mv_size - sizeof h);
+    memcpy(v.mv_data, &h, sizeof h);
     int rc = mdb_cursor_put(w->cur, &k, &v, MDB_APPEND);
     w->nrec = 0;
+    w->est = 0;
     return gsnap_store__mdb_err(w->db, rc, "appending a run chunk");
 }
 
@@ -76,7 +107,17 @@ int gsnap_run__writer_add(gsnap_run_writer *w, uint8_t dir, const gsnap_rec *r) 
     int rc;
     if (w->dense) return gsnap_dense__add(w, dir, r);
     if (w->total > 0 && dir != w->dir && ((rc = writer_flush(w)) || (rc = writer_bloom(w)))) return rc;
-    if (w->nrec == GSNAP_CHUNK_RECS && (rc = writer_flush(w))) return rc;
+    if (w->compact) {
+        gsnap_rec *recs = (gsnap_rec *)(void *)(w->buf + sizeof(struct gsnap_chunk_hdr));
+        size_t b = gsnap_codec__rec_bound(r, w->nrec ? &recs[w->nrec - 1] : NULL, recs);
+        if (w->nrec && w->est + b > w->cap) {
+            if ((rc = writer_flush(w))) return rc;
+            b = gsnap_codec__rec_bound(r, NULL, NULL);
+        }
+        w->est += b;
+    } else if (w->nrec == GSNAP_CHUNK_RECS && (rc = writer_flush(w))) {
+        return rc;
+    }
     /* A run is written direction by direction, node by node ascending
      * (readers seek by node and the Bloom filter is built per direction). */
     assert(w->total == 0 || dir >= w->dir);
@@ -112,8 +153,12 @@ int gsnap_run__writer_finish(gsnap_run_writer *w) {
 void gsnap_run__writer_free(gsnap_run_writer *w) {
     if (w->cur) mdb_cursor_close(w->cur);
     free(w->buf);
+    free(w->ebuf);
+    w->ebuf = NULL;
     free(w->nodes);
     free(w->didx);
+    free(w->dbuf);
+    w->dbuf = NULL;
     w->nodes = NULL;
     w->didx = NULL;
     w->cur = NULL;
@@ -122,8 +167,16 @@ void gsnap_run__writer_free(gsnap_run_writer *w) {
 
 /* ---- reader ------------------------------------------------------------- */
 
-/* Decode the chunk at the cursor's current key/value into rr; returns 1 when
- * the key belongs to (run, dir), 0 when it does not, <0 on error. */
+static int chunk_bad(gsnap_db *db, const gsnap_run_reader *rr, const unsigned char *kp, const char *why) {
+    return gsnap_store__err(db, GSNAP_ECORRUPT, "run %llu dir %u chunk at node %llu: %s",
+                            (unsigned long long)rr->run_id, rr->dir, (unsigned long long)gsnap_get_be64(kp + 9),
+                            why);
+}
+
+/* Check the chunk at the cursor's current key/value and make it rr's, not
+ * positioned (then pos 0: cur_rec, or seek); returns 1 when the key belongs
+ * to (run, dir), 0 when it does not, <0 on error. GSC1 holds raw records,
+ * GSC2 the compact encoding (codec.c). */
 static int load_chunk(gsnap_db *db, gsnap_run_reader *rr, const MDB_val *k, const MDB_val *v) {
     if (k->mv_size != GSNAP_DATA_KEY)
         return gsnap_store__err(db, GSNAP_ECORRUPT, "run chunk key of %zu bytes", k->mv_size);
@@ -134,8 +187,11 @@ static int load_chunk(gsnap_db *db, gsnap_run_reader *rr, const MDB_val *k, cons
         return gsnap_store__err(db, GSNAP_ECORRUPT, "run %llu: chunk shorter than its header",
                                 (unsigned long long)rr->run_id);
     memcpy(&h, v->mv_data, sizeof h);
-    if (h.magic != GSNAP_CHUNK_MAGIC || h.nrec == 0 || h.nrec > GSNAP_CHUNK_RECS ||
-        v->mv_size != sizeof h + (size_t)h.nrec * GSNAP_REC_BYTES)
+    size_t plen = v->mv_size - sizeof h;
+    int compact = h.magic == GSNAP_CHUNK2_MAGIC;
+    if ((!compact && h.magic != GSNAP_CHUNK_MAGIC) || h.nrec == 0 ||
+        (!compact && (h.nrec > GSNAP_CHUNK_RECS || plen != (size_t)h.nrec * GSNAP_REC_BYTES)) ||
+        (compact && (size_t)h.nrec * 3 > plen))
         return gsnap_store__err(db, GSNAP_ECORRUPT, "run %llu: malformed chunk (magic %08x, %u records, %zu bytes)",
                                 (unsigned long long)rr->run_id, h.magic, h.nrec, v->mv_size);
     const unsigned char *recs = (const unsigned char *)v->mv_data + sizeof h;
@@ -146,20 +202,41 @@ static int load_chunk(gsnap_db *db, gsnap_run_reader *rr, const MDB_val *k, cons
         slot = &db->chunk_ok[kh % GSNAP_CHUNK_CACHE];
         check = __atomic_load_n(slot, __ATOMIC_RELAXED) != kh;
     }
-    if (check && XXH3_64bits(recs, (size_t)h.nrec * GSNAP_REC_BYTES) != h.xxh3)
+    if (check && XXH3_64bits(recs, plen) != h.xxh3) {
+        if (compact && gsnap_codec__malformed(recs, plen, h.nrec, &rr->cc)) /* say which */
+            return chunk_bad(db, rr, kp, rr->cc.why);
         return gsnap_store__err(db, GSNAP_ECHECKSUM, "run %llu: chunk checksum mismatch",
                                 (unsigned long long)rr->run_id);
+    }
     if (check && slot) __atomic_store_n(slot, kh, __ATOMIC_RELAXED);
     if (rr->copy) {
-        if (!rr->own && !(rr->own = malloc((size_t)GSNAP_CHUNK_RECS * GSNAP_REC_BYTES)))
-            return GSNAP_ENOMEM;
-        memcpy(rr->own, recs, (size_t)h.nrec * GSNAP_REC_BYTES);
+        if (rr->own_cap < plen) {
+            unsigned char *no = realloc(rr->own, plen);
+            if (!no) return GSNAP_ENOMEM;
+            rr->own = no;
+            rr->own_cap = plen;
+        }
+        memcpy(rr->own, recs, plen);
         recs = rr->own;
     }
+    rr->compact = compact;
+    if (compact && gsnap_codec__open(&rr->cc, recs, plen, h.nrec)) return chunk_bad(db, rr, kp, rr->cc.why);
     rr->recs = recs;
     rr->nrec = h.nrec;
     rr->pos = 0;
     return 1;
+}
+
+/* Make record rr->pos current: copy it (raw) or decode the next (GSC2). */
+static int cur_rec(gsnap_db *db, gsnap_run_reader *rr) {
+    if (!rr->compact) {
+        memcpy(&rr->rec, rr->recs + (size_t)rr->pos * GSNAP_REC_BYTES, GSNAP_REC_BYTES);
+        return 0;
+    }
+    int g = gsnap_codec__next(&rr->cc, &rr->rec);
+    if (g > 0) return 0;
+    return gsnap_store__err(db, GSNAP_ECORRUPT, "run %llu dir %u: malformed compact chunk: %s",
+                            (unsigned long long)rr->run_id, rr->dir, g < 0 ? rr->cc.why : "ends early");
 }
 
 static uint64_t rec_node(const unsigned char *recs, uint32_t i) {
@@ -243,19 +320,41 @@ int gsnap_run__seek(gsnap_db *db, MDB_cursor *cur, uint64_t run_id, uint8_t dir,
         in = load_chunk(db, rr, &k, &v);
         if (in <= 0) return in;
     }
-    uint32_t lo = first_at_or_after(rr->recs, rr->nrec, node);
+    uint64_t lo;
+    if (rr->compact) {
+        int g = gsnap_codec__skip_to(&rr->cc, node, &lo);
+        if (g < 0) return chunk_bad(db, rr, k.mv_data, rr->cc.why);
+        if (g == 0) lo = rr->nrec;
+    } else {
+        lo = first_at_or_after(rr->recs, (uint32_t)rr->nrec, node);
+    }
     rr->done = 0;
     rr->pos = lo;
     if (lo == rr->nrec) {
         rr->pos = rr->nrec - 1;
         return gsnap_run__reader_next(db, rr);
     }
-    return 0;
+    return cur_rec(db, rr);
+}
+
+/* GSD2 dense run: the next record, moving on to the next node with records. */
+static int dense2_step(gsnap_db *db, gsnap_run_reader *rr) {
+    for (;;) {
+        int g = gsnap_dense__it_next(&rr->dit, &rr->rec);
+        if (g > 0) return 0;
+        if (g < 0) return gsnap_dense__bad(db, rr->run_id, rr->dir, rr->dit.node);
+        if (rr->dit.node + 1 >= rr->dref.nidx - 1) {
+            rr->done = 1;
+            return 0;
+        }
+        gsnap_dense__it(&rr->dref, rr->dit.node + 1, &rr->dit);
+    }
 }
 
 int gsnap_run__reader_next(gsnap_db *db, gsnap_run_reader *rr) {
     if (rr->done) return 0;
-    if (++rr->pos < rr->nrec) return 0;
+    if (rr->dense == 2) return dense2_step(db, rr);
+    if (++rr->pos < rr->nrec) return cur_rec(db, rr);
     if (rr->dense) {
         rr->done = 1;
         return 0;
@@ -266,17 +365,22 @@ int gsnap_run__reader_next(gsnap_db *db, gsnap_run_reader *rr) {
     if (rc) return gsnap_store__mdb_err(db, rc, "reading a run");
     int in = load_chunk(db, rr, &k, &v);
     if (in < 0) return in;
-    if (!in) rr->done = 1;
-    return 0;
+    if (!in) {
+        rr->done = 1;
+        return 0;
+    }
+    return cur_rec(db, rr);
 }
 
 int gsnap_run__reader_open(gsnap_run_reader *rr, gsnap_db *db, MDB_txn *txn, const gsnap_run *run,
                            uint8_t dir, uint64_t from_node, int verify, int copy) {
     MDB_cursor *cur = NULL;
     unsigned char *own = rr->own; /* a reader may be reopened: keep its buffer */
+    size_t own_cap = rr->own_cap;
     uint64_t run_id = run->id;
     memset(rr, 0, sizeof *rr);
     rr->own = own;
+    rr->own_cap = own_cap;
     rr->copy = copy;
     rr->done = 1;
     rr->run_id = run_id;
@@ -287,6 +391,15 @@ int gsnap_run__reader_open(gsnap_run_reader *rr, gsnap_db *db, MDB_txn *txn, con
         gsnap_dense_ref d;
         int rc = gsnap_dense__load(db, txn, run_id, dir, &d, verify);
         if (rc) return rc;
+        if (d.compact) {
+            rr->dense = 2;
+            rr->dref = d;
+            rr->nrec = 1; /* pos stays 0: records are decoded node by node */
+            if (!d.recs || from_node >= d.nidx - 1) return 0;
+            gsnap_dense__it(&rr->dref, from_node, &rr->dit);
+            rr->done = 0;
+            return dense2_step(db, rr);
+        }
         uint64_t b, e;
         gsnap_dense__range(&d, from_node, &b, &e);
         if (from_node == 0) b = 0;
@@ -296,6 +409,7 @@ int gsnap_run__reader_open(gsnap_run_reader *rr, gsnap_db *db, MDB_txn *txn, con
         rr->nrec = d.nrec;
         rr->pos = b;
         rr->done = !d.recs || b >= d.nrec;
+        if (!rr->done) memcpy(&rr->rec, d.recs + b * GSNAP_REC_BYTES, GSNAP_REC_BYTES);
         return 0;
     }
     int rc = mdb_cursor_open(txn, db->data_dbi, &cur);
@@ -314,4 +428,5 @@ void gsnap_run__reader_free(gsnap_run_reader *rr) {
     gsnap_run__reader_close(rr);
     free(rr->own);
     rr->own = NULL;
+    rr->own_cap = 0;
 }

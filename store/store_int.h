@@ -9,18 +9,22 @@
  *   gs.runs    run id (u64 BE) -> struct gsnap_run_info: the catalog of live
  *              sorted runs (an LSM tree kept inside LMDB).
  *   gs.data    run id (u64 BE) | dir (u8) | first node (u64 BE) | chunk no
- *              (u32 BE)  ->  chunk: struct gsnap_chunk_hdr + nrec records.
+ *              (u32 BE)  ->  chunk: struct gsnap_chunk_hdr + the payload: nrec
+ *              records compactly encoded (GSC2, format 3, codec.c), or nrec
+ *              raw records (GSC1, formats 1-2, still read).
  *   gs.changes version (u64 BE) | dir (u8) -> sorted unique node ids (u64 LE):
  *              the nodes whose adjacency in `dir` that version touched.
  *   gs.dense   run id (u64 BE) | dir (u8) | kind (u8: 0 records, 1 index)
  *              -> the base run in dense layout: all records of `dir` in one
- *              value, and a node-indexed offset array (CSR) into them.
+ *              value, and a node-indexed offset array (CSR) into them
+ *              (format 3, GSD2/GSI2: each node's records as one compact
+ *              body, byte offsets; formats 1-2, GSD1/GSI1: raw records).
  *   gs.bloom   run id (u64 BE) | dir (u8) -> blocked Bloom filter of the nodes
  *              that run holds records for in `dir` (queries skip the run's
  *              B-tree seek when the node is absent).
  *
- * A record (32 bytes, little endian, read with memcpy: LMDB values are not
- * aligned): node, nbr, t, vop = version << 1 | is_delete. `node` is the
+ * A record (in memory and in GSC1 chunks and dense values 32 bytes, little
+ * endian, read with memcpy: LMDB values are not aligned): node, nbr, t, vop = version << 1 | is_delete. `node` is the
  * node the adjacency belongs to (dst for IN, src for OUT), `nbr` the other end.
  * Within a run and direction, records are sorted by (node, nbr, t, version),
  * ties in input order; chunks never mix directions.
@@ -50,16 +54,20 @@
 #include <assert.h>
 #include <pthread.h>
 
-#define GSNAP_STORE_FORMAT 2u     /* 2: version log (gs.vlog), retention horizon */
-#define GSNAP_STORE_FORMAT_OLDEST 1u /* format 1 is read and upgraded on first commit */
+#define GSNAP_STORE_FORMAT 3u     /* 3: compact chunks (GSC2); 2: version log, horizon */
+#define GSNAP_STORE_FORMAT_OLDEST 1u /* formats 1-2 are read and upgraded on first commit */
 #define GSNAP_META_V1_BYTES 72
 #define GSNAP_META_MAGIC 0x50414e5347u /* "GSNAP" */
-#define GSNAP_CHUNK_MAGIC 0x31435347u  /* "GSC1" */
+#define GSNAP_CHUNK_MAGIC 0x31435347u  /* "GSC1": raw 32-byte records (formats 1-2) */
+#define GSNAP_CHUNK2_MAGIC 0x32435347u /* "GSC2": compact records (codec.c, format 3) */
+#define GSNAP_CHUNK2_PAYLOAD 16320     /* largest GSC2 payload accepted on read */
 #define GSNAP_MERGE_FANOUT 4           /* runs per level before they merge */
 #define GSNAP_LEVEL_BASE 1000u         /* the level of the base run */
 #define GSNAP_BASE_RATIO 1             /* deltas merge into the base once as big as it */
-#define GSNAP_DENSE_MAGIC 0x31445347u  /* "GSD1" */
-#define GSNAP_INDEX_MAGIC 0x31495347u  /* "GSI1" */
+#define GSNAP_DENSE_MAGIC 0x31445347u  /* "GSD1": raw records (formats 1-2) */
+#define GSNAP_INDEX_MAGIC 0x31495347u  /* "GSI1": record offsets */
+#define GSNAP_DENSE2_MAGIC 0x32445347u /* "GSD2": compact node bodies (format 3) */
+#define GSNAP_INDEX2_MAGIC 0x32495347u /* "GSI2": byte offsets of the bodies */
 #define GSNAP_CHUNK_RECS 510           /* 16 + 510*32 = 16336 B: 4 LMDB pages */
 #define GSNAP_REC_BYTES 32
 #define GSNAP_DATA_KEY 21
@@ -117,6 +125,42 @@ typedef struct {
     int64_t t;
     uint64_t vop; /* version << 1 | is_delete */
 } gsnap_rec;
+
+/* codec.c: the compact encoding of a chunk's records (see the file). */
+typedef struct {
+    const unsigned char *p, *end, *gend; /* next byte, payload end, group body end */
+    uint64_t bvop, bt;                   /* the chunk's bases */
+    uint64_t node, nbr, t;               /* decoder state */
+    uint64_t left;                       /* records not yet decoded or skipped */
+    uint64_t gleft;                      /* records left in the current group */
+    int started;
+    const char *why;                     /* what was malformed */
+} gsnap_codec_cur;
+/* Bytes of v as a varint (1..10). */
+static inline size_t gsnap_codec__varint_len(uint64_t v) {
+    return ((size_t)(64 - __builtin_clzll(v | 1)) + 6) / 7;
+}
+/* Upper bound of the bytes record r adds to a chunk whose records so far
+ * end with prev_in_chunk (NULL: r is the first) and start with first. */
+size_t gsnap_codec__rec_bound(const gsnap_rec *r, const gsnap_rec *prev_in_chunk, const gsnap_rec *first);
+/* Encode n records (node ascending) into out, which has room for cap +
+ * GSNAP_CODEC_SLACK bytes (scratch): the payload's length, 0 when it does
+ * not fit in cap. */
+#define GSNAP_CODEC_SLACK 64
+size_t gsnap_codec__encode(const gsnap_rec *r, size_t n, unsigned char *out, size_t cap);
+/* Decoding: open (0, or -1 with c->why), then next (1 a record, 0 the end,
+ * all bytes and records accounted for, -1 malformed with c->why). skip_to
+ * positions before the first record of the first group with node >= `node`
+ * (1; *skipped records passed over) or at the end (0), -1 malformed. */
+int gsnap_codec__open(gsnap_codec_cur *c, const unsigned char *payload, size_t len, uint64_t nrec);
+int gsnap_codec__next(gsnap_codec_cur *c, gsnap_rec *r);
+int gsnap_codec__skip_to(gsnap_codec_cur *c, uint64_t node, uint64_t *skipped);
+/* Decode a whole payload of nrec records into out[nrec]: 0, or
+ * GSNAP_ECORRUPT with *why. */
+int gsnap_codec__decode(const unsigned char *payload, size_t len, uint64_t nrec, gsnap_rec *out,
+                        const char **why);
+/* 1 when the payload is malformed (c->why says how), 0 when it decodes. */
+int gsnap_codec__malformed(const unsigned char *payload, size_t len, uint64_t nrec, gsnap_codec_cur *c);
 
 typedef struct {
     uint64_t id;
@@ -181,17 +225,112 @@ struct gsnap_bloom_hdr {
 };
 /* A dense run's values as seen by a txn (pointers into the map). */
 typedef struct {
-    const unsigned char *recs; /* records */
+    const unsigned char *recs; /* records (GSD1), or the node bodies (GSD2) */
     uint64_t nrec;
     const unsigned char *idx;  /* u64 LE offsets, nidx entries */
     uint64_t nidx;
     int loaded;
+    int compact;               /* GSD2: recs holds plen bytes of encoded bodies */
+    uint64_t plen, bvop, bt;   /* GSD2: body bytes, the bases of the deltas */
 } gsnap_dense_ref;
 int gsnap_dense__load(gsnap_db *db, MDB_txn *txn, uint64_t run_id, uint8_t dir, gsnap_dense_ref *d,
                       int verify);
-/* [*begin, *end) = the records of `node` in a loaded dense run. */
+/* [*begin, *end) = the records of `node` in a loaded dense run (GSD2: the
+ * byte range of its body in d->recs). */
 void gsnap_dense__range(const gsnap_dense_ref *d, uint64_t node, uint64_t *begin, uint64_t *end);
+
+/* One varint (codec.c's encoding): 0, or -1 when truncated or malformed. */
+static inline int gsnap_codec__get(const unsigned char **pp, const unsigned char *end, uint64_t *v) {
+    const unsigned char *p = *pp;
+    if (p < end && *p < 0x80) { /* the common one-byte case */
+        *v = *p;
+        *pp = p + 1;
+        return 0;
+    }
+    if (end - p >= 10) { /* room for the longest: no bound check per byte */
+        uint64_t x = 0, b;
+        unsigned i = 0;
+        do {
+            b = p[i];
+            x |= (b & 0x7f) << (7 * i);
+            i++;
+        } while (b >= 0x80 && i < 10);
+        /* unterminated, bits beyond 64, or overlong (a trailing zero byte) */
+        if (b >= 0x80 || (i == 10 && b > 1) || (b == 0 && i > 1)) return -1;
+        *v = x;
+        *pp = p + i;
+        return 0;
+    }
+    uint64_t x = 0;
+    for (unsigned shift = 0; shift < 70; shift += 7) {
+        if (p >= end) return -1;
+        unsigned char b = *p++;
+        if (shift == 63 && b > 1) return -1; /* bits beyond 64 */
+        x |= (uint64_t)(b & 0x7f) << shift;
+        if (b < 0x80) {
+            if (b == 0 && shift > 0) return -1; /* overlong: a trailing zero byte */
+            *v = x;
+            *pp = p;
+            return 0;
+        }
+    }
+    return -1;
+}
+static inline uint64_t gsnap_codec__unzz(uint64_t z) { return (z >> 1) ^ (uint64_t)(-(int64_t)(z & 1)); }
+static inline uint64_t gsnap_codec__zz(uint64_t d) { return (d << 1) ^ (uint64_t)(-(int64_t)(d >> 63)); }
+/* Write v as a varint at p (at most 10 bytes); returns its length. */
+static inline size_t gsnap_codec__put(unsigned char *p, uint64_t v) {
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (unsigned char)v;
+    return n;
+}
+
+/* The records of one node of a dense run, either layout. */
+typedef struct {
+    const gsnap_dense_ref *d;
+    const unsigned char *p, *end; /* GSD2: the rest of the node's body */
+    uint64_t j, e;                /* GSD1: record index range */
+    uint64_t node, nbr, t;
+} gsnap_dense_it;
+static inline void gsnap_dense__it(const gsnap_dense_ref *d, uint64_t node, gsnap_dense_it *it) {
+    uint64_t b, e;
+    gsnap_dense__range(d, node, &b, &e);
+    it->d = d;
+    it->node = node;
+    it->nbr = 0;    /* a body's first nbr is a delta from 0, */
+    it->t = d->bt;  /* its first t from the base */
+    it->j = b;
+    it->e = e;
+    it->p = d->compact ? d->recs + b : NULL;
+    it->end = d->compact ? d->recs + e : NULL;
+}
+/* 1: *r is the node's next record; 0: no more; -1: a malformed body. */
+static inline int gsnap_dense__it_next(gsnap_dense_it *it, gsnap_rec *r) {
+    if (!it->d->compact) {
+        if (it->j >= it->e) return 0;
+        __builtin_memcpy(r, it->d->recs + it->j++ * GSNAP_REC_BYTES, GSNAP_REC_BYTES);
+        return 1;
+    }
+    if (it->p >= it->end) return 0;
+    uint64_t dn, dt, dv;
+    if (gsnap_codec__get(&it->p, it->end, &dn) || gsnap_codec__get(&it->p, it->end, &dt) ||
+        gsnap_codec__get(&it->p, it->end, &dv))
+        return -1;
+    it->nbr += dn;
+    it->t += gsnap_codec__unzz(dt);
+    r->node = it->node;
+    r->nbr = it->nbr;
+    r->t = (int64_t)it->t;
+    r->vop = it->d->bvop + gsnap_codec__unzz(dv);
+    return 1;
+}
 int gsnap_dense__delete(gsnap_db *db, MDB_txn *txn, uint64_t run_id);
+/* GSNAP_ECORRUPT naming a node whose GSD2 body does not decode. */
+int gsnap_dense__bad(gsnap_db *db, uint64_t run_id, uint8_t dir, uint64_t node);
 
 typedef struct {
     const unsigned char *blocks; /* into the LMDB map; NULL: no filter (answer "maybe") */
@@ -318,7 +457,20 @@ typedef struct {
     uint64_t *didx;           /* index being built: dense_nodes + 1 entries */
     uint64_t dlast;           /* last node seen + 1 (index filled below it) */
     int dopen;                /* a direction's value is open */
+    int dcomp;                /* dense values in GSD2 */
+    unsigned char *dbuf;      /* GSD2 payload being built (bases + bodies) */
+    size_t dcap, dbytes;      /* its capacity, the bodies' bytes so far */
+    gsnap_rec dprev, dbase;   /* previous record of the direction; its first */
+    /* compact chunks (GSC2) */
+    int compact;
+    size_t est, cap;          /* bound of the open chunk's payload; its limit */
+    unsigned char *ebuf;      /* the encoded chunk */
 } gsnap_run_writer;
+
+/* Test hook: the store format new writes produce (GSNAP_STORE_FORMAT; 2
+ * writes raw GSC1 chunks and a format-2 meta record, to build old
+ * databases in tests). Not thread-safe; set before opening. */
+extern unsigned gsnap_store__write_format;
 
 int gsnap_run__writer_init(gsnap_run_writer *w, gsnap_db *db, MDB_txn *txn, uint64_t run_id);
 /* Switch a fresh writer to the dense layout: `expect` records per direction
@@ -334,10 +486,16 @@ typedef struct {
     MDB_cursor *cur;
     uint64_t run_id;
     uint8_t dir;
-    const unsigned char *recs; /* records of the current chunk (dense: of the run) */
-    uint64_t nrec, pos;
+    const unsigned char *recs; /* raw records of the current chunk (dense: of the run) */
+    uint64_t nrec, pos;        /* records of the chunk (dense: run), the current one */
+    gsnap_rec rec;             /* the current record */
+    int compact;               /* the chunk is GSC2: records decoded one by one from cc */
+    gsnap_codec_cur cc;
+    size_t own_cap;
+    gsnap_dense_ref dref;      /* dense == 2 (GSD2): the run, the node being read */
+    gsnap_dense_it dit;
     int done;
-    int dense;
+    int dense;  /* 1: GSD1 records in recs; 2: GSD2, decoded through dit */
     int verify; /* check chunk checksums while reading: 1 always, 2 once per
                    process and chunk (db->chunk_ok), 0 never */
     int copy;   /* copy chunks out of the map (needed inside a write txn that
@@ -351,7 +509,7 @@ int gsnap_run__reader_open(gsnap_run_reader *rr, gsnap_db *db, MDB_txn *txn,
 /* Current record (only when !done). */
 static inline void gsnap_run__reader_peek(const gsnap_run_reader *rr, gsnap_rec *r) {
     assert(!rr->done && rr->pos < rr->nrec); /* never read past the chunk */
-    __builtin_memcpy(r, rr->recs + (size_t)rr->pos * GSNAP_REC_BYTES, GSNAP_REC_BYTES);
+    *r = rr->rec;
 }
 int gsnap_run__reader_next(gsnap_db *db, gsnap_run_reader *rr);
 void gsnap_run__reader_close(gsnap_run_reader *rr); /* keeps the copy buffer */

@@ -33,10 +33,10 @@ int gsnap_store__read_meta(gsnap_db *db, MDB_txn *txn, struct gsnap_meta *m) {
 }
 
 int gsnap_store__put_meta(gsnap_db *db, MDB_txn *txn, const struct gsnap_meta *m) {
-    /* Every write stores format 2: a format-1 database is upgraded by its
+    /* Every write stores the current format: an older database is upgraded by its
      * first commit (its older versions then have no version-log records). */
     struct gsnap_meta w = *m;
-    w.format = GSNAP_STORE_FORMAT;
+    w.format = gsnap_store__write_format;
     MDB_val k = {5, (void *)"store"}, v = {sizeof w, &w};
     return gsnap_store__mdb_err(db, mdb_put(txn, db->meta_dbi, &k, &v, 0), "writing store meta");
 }

@@ -178,7 +178,7 @@ int main(void) {
     /* a folded dump whose newest version has no events left (found by
      * fuzz/fuzz_load.c: check wanted a run ending at the newest version) */
     {
-        const char *fd = "graphsnap-dump 2\nstore-format 2\nkeep in\nversions 1 2\nhorizon 2 11\n"
+        const char *fd = "graphsnap-dump 2\nstore-format 3\nkeep in\nversions 1 2\nhorizon 2 11\n"
                          "v 1 5 3 1 10 12 1 3 f%20g.tsv\na 1 2 10\na 1 2 11\nd 1 2 12\n"
                          "v 2 9 0 0 0 0 0 0 %\nend 2 3 0 0\n";
         char fp[600], fdb[600], fout[600];

@@ -9,6 +9,7 @@
  *     reported by gsnap_db_stats (damaged_runs) and gsnap_db_check.
  */
 #include "test.h"
+#include "store/store_int.h"
 #include <inttypes.h>
 #include <lmdb.h>
 
@@ -47,7 +48,36 @@ static uint64_t damage(const char *dir, const char *table, int *kdir) {
     size_t at = hdr + 32 * (nrec / 2);
     uint64_t node;
     memcpy(&node, copy + at, 8);
-    copy[at + 9] ^= 0x10;
+    uint32_t magic;
+    memcpy(&magic, copy, 4);
+    if (!dense && magic == GSNAP_CHUNK2_MAGIC) { /* compact (format 3): the middle record */
+        uint32_t n2;
+        memcpy(&n2, copy + 4, 4);
+        gsnap_codec_cur c;
+        gsnap_rec r = {0, 0, 0, 0};
+        OK(gsnap_codec__open(&c, copy + hdr, v.mv_size - hdr, n2));
+        for (uint32_t i = 0; i <= n2 / 2; i++) CHECK(gsnap_codec__next(&c, &r) == 1);
+        node = r.node;
+        /* the record's last byte ends its vop varint: flipping bit 0 keeps
+         * the encoding well formed and changes the version */
+        copy[c.p - 1 - copy] ^= 0x01;
+    } else if (dense && magic == GSNAP_DENSE2_MAGIC) { /* compact bodies: find the node of byte `at` */
+        const unsigned char *p = copy + hdr, *end = copy + v.mv_size;
+        uint64_t b1, b2;
+        OK(gsnap_codec__get(&p, end, &b1) || gsnap_codec__get(&p, end, &b2));
+        uint64_t off = (uint64_t)(copy + at - p);
+        MDB_val ik, iv;
+        OK(mdb_cursor_get(cur, &ik, &iv, MDB_NEXT)); /* the index of the same (run, dir) */
+        uint64_t nidx = (iv.mv_size - hdr) / 8, lo;
+        for (node = 0; node + 1 < nidx; node++) {
+            memcpy(&lo, (const unsigned char *)iv.mv_data + hdr + (node + 1) * 8, 8);
+            if (lo > off) break;
+        }
+        OK(mdb_cursor_get(cur, &ik, &iv, MDB_PREV));
+        copy[at] ^= 0x10;
+    } else {
+        copy[at + 9] ^= 0x10;
+    }
     MDB_val nv = {v.mv_size, copy};
     OK(mdb_cursor_put(cur, &k, &nv, MDB_CURRENT));
     mdb_cursor_close(cur);

@@ -97,6 +97,7 @@ typedef struct {
     gsnap_snapshot__params p;
     MDB_dbi dbi;
     MDB_txn *rt;
+    MDB_cursor *cur[GSNAP_MAX_HOPS + 1]; /* per hop, on rt (adv_read.c table_find) */
     int64_t T;
     uint64_t V;
     uint64_t key;
@@ -148,6 +149,8 @@ typedef struct {
 int gsnap_adv__nbrs_at(adv *a, uint64_t v, gsnap_dir dir, int64_t T, uint64_t V, vec *out);
 int gsnap_adv__nin(adv *a, uint64_t v, const uint64_t **ids, size_t *n);
 int gsnap_adv__nout(adv *a, uint64_t v, const uint64_t **ids, size_t *n);
+int gsnap_adv__find(adv *a, MDB_cursor *cur, unsigned h, uint64_t v, MDB_val *val, int *found);
+void gsnap_adv__cursors_close(adv *a);
 int gsnap_adv__old_rec(adv *a, unsigned h, uint64_t v, struct gsnap_rec_hdr *hd, int *exists);
 int gsnap_adv__read_block(adv *a, unsigned h, uint64_t b);
 int gsnap_adv__old_list(adv *a, unsigned h, uint64_t v, uint64_t *s, uint32_t *n, int *capped, uint64_t *est,

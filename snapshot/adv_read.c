@@ -60,19 +60,60 @@ int gsnap_adv__nout(adv *a, uint64_t v, const uint64_t **ids, size_t *n) {
     return nbrs_cached(a, v, back, &a->nout_idx, &a->nout_off, &a->nout_ids, ids, n);
 }
 
+/* Find key (hop h, v) with hop h's cursor of view rt (opened on first use,
+ * closed by gsnap_adv__cursors_close). Keys are asked for in ascending order
+ * within a phase, so LMDB finds most on the leaf page the cursor is on (no
+ * descent from the root). A miss is trusted only when the keys around the
+ * landing point are of this table's size and order (as gsnap_store__get). */
+static int table_find(adv *a, unsigned h, uint64_t v, MDB_val *val, int *found) {
+    int rc;
+    if (!a->cur[h] && (rc = mdb_cursor_open(a->rt, a->dbi, &a->cur[h])))
+        return gsnap_store__mdb_err(a->db, rc, "snapshot advance: table cursor");
+    return gsnap_adv__find(a, a->cur[h], h, v, val, found);
+}
+
+/* The same search with cursor cur (of any txn); on return the cursor is on
+ * the key when *found. */
+int gsnap_adv__find(adv *a, MDB_cursor *cur, unsigned h, uint64_t v, MDB_val *val, int *found) {
+    unsigned char kb[12];
+    int rc;
+    *found = 0;
+    gsnap_snap__key(kb, h, v);
+    MDB_val key = {12, kb}, k = key;
+    MDB_txn *txn = mdb_cursor_txn(cur);
+    rc = mdb_cursor_get(cur, &k, val, MDB_SET_RANGE);
+    if (rc == 0 && k.mv_size == 12 && mdb_cmp(txn, a->dbi, &k, &key) == 0) { *found = 1; return 0; }
+    int bad = 0;
+    if (rc == 0) {
+        bad = k.mv_size != 12 || mdb_cmp(txn, a->dbi, &k, &key) < 0;
+        if (!bad) rc = mdb_cursor_get(cur, &k, val, MDB_PREV);
+    } else if (rc == MDB_NOTFOUND) {
+        rc = mdb_cursor_get(cur, &k, val, MDB_LAST);
+    }
+    if (rc == 0 && !bad) bad = k.mv_size != 12 || mdb_cmp(txn, a->dbi, &k, &key) >= 0;
+    if (bad)
+        return gsnap_store__err(a->db, GSNAP_ECORRUPT, "snapshot %s: table search for (hop %u, node %llu) landed on "
+                                "a key out of order (damaged B-tree)", a->name, h, (unsigned long long)v);
+    return rc == 0 || rc == MDB_NOTFOUND ? 0 : gsnap_store__mdb_err(a->db, rc, "snapshot advance: lookup");
+}
+
+void gsnap_adv__cursors_close(adv *a) {
+    for (int h = 0; h <= GSNAP_MAX_HOPS; h++) {
+        if (a->cur[h]) mdb_cursor_close(a->cur[h]);
+        a->cur[h] = NULL;
+    }
+}
+
 /* Stored record of (hop, v) in the old version: exists, and its list. */
 int gsnap_adv__old_rec(adv *a, unsigned h, uint64_t v, struct gsnap_rec_hdr *hd, int *exists) {
-    unsigned char kb[12];
-    gsnap_snap__key(kb, h, v);
-    MDB_val k = {12, kb}, val;
-    int rc = gsnap_store__get(a->db, a->rt, a->dbi, &k, &val, "snapshot advance: lookup");
-    *exists = 0;
-    if (rc == GSNAP_NOTFOUND) return 0;
-    if (rc) return rc;
-    if ((rc = gsnap_snap__rec_decode(val.mv_data, val.mv_size, hd))) /* decode verifies the checksum */
+    MDB_val val;
+    int rc = table_find(a, h, v, &val, exists);
+    if (rc || !*exists) return rc;
+    if ((rc = gsnap_snap__rec_decode(val.mv_data, val.mv_size, hd))) { /* decode verifies the checksum */
+        *exists = 0;
         return gsnap_store__err(a->db, rc, "snapshot %s: table record (hop %u, node %llu) is corrupt", a->name, h,
                                 (unsigned long long)v);
-    *exists = 1;
+    }
     return 0;
 }
 

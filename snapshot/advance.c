@@ -33,6 +33,7 @@ static void progress(adv *a, const char *phase, uint64_t done, uint64_t total) {
 static void adv_free(adv *a) {
     if (!a) return;
     gsnap_snap__release(a->lock_fd);
+    gsnap_adv__cursors_close(a);
     for (int h = 0; h <= GSNAP_MAX_HOPS; h++) {
         if (a->fd[h] >= 0) close(a->fd[h]);
         for (size_t i = 0; i < a->hs[h].n; i++) {
@@ -120,6 +121,7 @@ static int recompute_phase(adv *a, const gsnap_advance_options *opts) {
         progress(a, "recompute", 0, a->p.hops);
         if (!(rc = gsnap_adv__recompute(a))) rc = gsnap_adv__load_free(a);
     }
+    gsnap_adv__cursors_close(a);
     gsnap_read_end(rd);
     a->rt = NULL;
     /* nodes of C_1 all have their N(v) cached (the commit needs them) */
@@ -142,6 +144,7 @@ static int write_phase(adv *a) {
         progress(a, "write", h - 1, a->p.hops);
         rc = gsnap_adv__rewrite_hop(a, h, oldest);
     }
+    gsnap_adv__cursors_close(a);
     gsnap_read_end(rd);
     a->rt = NULL;
     return rc;

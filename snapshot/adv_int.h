@@ -9,7 +9,8 @@
  *   adv_pairs.c  the (node, input) pairs of a hop and the B_h sets;
  *   adv_write.c  copy-on-write of the changed lists into slab blocks;
  *   adv_free.c   free list, live bytes per block, the oldest reader;
- *   adv_commit.c the one write txn of the new snapshot version.
+ *   adv_commit.c the one write txn of the new snapshot version;
+ *   adv_commit_hop.c  its records of one hop, in node order.
  */
 #ifndef GSNAP_ADV_INT_H
 #define GSNAP_ADV_INT_H
@@ -192,6 +193,8 @@ int gsnap_adv__live_grow(adv *a, unsigned h, uint64_t b);
 uint64_t gsnap_adv__oldest_reader(gsnap_db *db);
 /* adv_write.c */
 int gsnap_adv__rewrite_hop(adv *a, unsigned h, uint64_t oldest);
+/* adv_commit_hop.c */
+int gsnap_adv__commit_hop(adv *a, MDB_txn *txn, struct gsnap_cat *c, unsigned h, uint8_t *had);
 /* adv_commit.c */
 int gsnap_adv__commit_txn(gsnap_db *db, MDB_txn *txn, void *vctx);
 

@@ -98,6 +98,7 @@ typedef struct {
     gsnap_snapshot__params p;
     MDB_dbi dbi;
     MDB_txn *rt;
+    gsnap_read *rd;          /* the recompute's read view (NULL outside it) */
     MDB_cursor *cur[GSNAP_MAX_HOPS + 1]; /* per hop, on rt (adv_read.c table_find) */
     int64_t T;
     uint64_t V;
@@ -112,8 +113,6 @@ typedef struct {
     vec nout_off, nout_ids;
     u64map c1;              /* C_1 */
     vec c1_list;
-    gsnap_nbr *nb;
-    size_t nb_cap;
     unsigned char *blk;      /* the block last read (points into bc) */
     unsigned char *bc;       /* block cache: BCACHE blocks */
     uint64_t *bc_tag;        /* ((block << 8) | hop) + 1, 0 = empty */

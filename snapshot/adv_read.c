@@ -8,23 +8,20 @@
 #include "snapshot/adv_int.h"
 #include <unistd.h>
 
-/* N(v) at the new (T, V), distinct ascending (self loop kept). */
+/* N(v) at (T, V), distinct ascending (self loop kept), from the store's
+ * distinct-neighbour query in the advance's read view (a short view of its
+ * own when none is open). */
 int gsnap_adv__nbrs_at(adv *a, uint64_t v, gsnap_dir dir, int64_t T, uint64_t V, vec *out) {
+    gsnap_read *rd = a->rd;
+    const uint64_t *ids;
     size_t n = 0;
     int rc;
     out->n = 0;
-    for (;;) {
-        rc = gsnap_neighbors(a->db, NULL, v, dir, T, V, a->nb, a->nb_cap, &n);
-        if (rc) return rc;
-        if (n <= a->nb_cap) break;
-        free(a->nb);
-        a->nb_cap = n + n / 2;
-        if (!(a->nb = malloc(a->nb_cap * sizeof *a->nb))) return GSNAP_ENOMEM;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (!i || a->nb[i].node != a->nb[i - 1].node)
-            if ((rc = vpush(out, a->nb[i].node))) return rc;
-    return 0;
+    if (!rd && (rc = gsnap_read_begin(a->db, &rd))) return rc;
+    rc = gsnap_store__distinct_nbrs(a->db, rd, v, dir, T, V, &ids, &n);
+    for (size_t i = 0; i < n && !rc; i++) rc = vpush(out, ids[i]);
+    if (rd != a->rd) gsnap_read_end(rd);
+    return rc;
 }
 
 static int nbrs(adv *a, uint64_t v, gsnap_dir dir, vec *out) { return gsnap_adv__nbrs_at(a, v, dir, a->T, a->V, out); }

@@ -55,7 +55,7 @@ static void adv_free(adv *a) {
     free(a->nout_off.v); free(a->nout_ids.v);
     map_free(&a->c1);
     free(a->nin_off.v); free(a->nin_ids.v); free(a->c1_list.v);
-    free(a->nb); free(a->bc); free(a->bc_tag); free(a->scratch);
+    free(a->bc); free(a->bc_tag); free(a->scratch);
     free(a->ol); free(a->ol_s.v);
     free(a);
 }
@@ -117,19 +117,21 @@ static int recompute_phase(adv *a, const gsnap_advance_options *opts) {
     int rc = gsnap_read_begin(a->db, &rd);
     if (rc) return rc;
     a->rt = gsnap_read__txn(rd);
+    a->rd = rd;
     if (!(rc = setup(a, opts)) && !(rc = touched(a, rd))) {
         progress(a, "recompute", 0, a->p.hops);
         if (!(rc = gsnap_adv__recompute(a))) rc = gsnap_adv__load_free(a);
     }
-    gsnap_adv__cursors_close(a);
-    gsnap_read_end(rd);
-    a->rt = NULL;
     /* nodes of C_1 all have their N(v) cached (the commit needs them) */
     for (size_t i = 0; i < a->c1_list.n && !rc; i++) {
         const uint64_t *xs;
         size_t n;
         rc = gsnap_adv__nin(a, a->c1_list.v[i], &xs, &n);
     }
+    gsnap_adv__cursors_close(a);
+    gsnap_read_end(rd);
+    a->rt = NULL;
+    a->rd = NULL;
     return rc;
 }
 

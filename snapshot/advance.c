@@ -55,7 +55,8 @@ static void adv_free(adv *a) {
     free(a->nout_off.v); free(a->nout_ids.v);
     map_free(&a->c1);
     free(a->nin_off.v); free(a->nin_ids.v); free(a->c1_list.v);
-    free(a->bc); free(a->bc_tag); free(a->scratch);
+    gsnap_adv__unmap_slabs(a);
+    free(a->scratch);
     free(a->ol); free(a->ol_s.v);
     free(a);
 }
@@ -89,11 +90,8 @@ static int setup(adv *a, const gsnap_advance_options *opts) {
         gsnap_snap__slab_path(db, a->name, h, path, sizeof path);
         if ((a->fd[h] = open(path, O_RDWR | O_CLOEXEC)) < 0)
             return gsnap_store__err(db, GSNAP_EIO, "snapshot %s: cannot open %s: %s", a->name, path, strerror(errno));
+        if ((rc = gsnap_adv__map_slab(a, h))) return rc;
     }
-    if (posix_memalign((void **)&a->bc, GSNAP_SLAB_BLOCK, (size_t)BCACHE * GSNAP_SLAB_BLOCK) ||
-        !(a->bc_tag = calloc(BCACHE, sizeof *a->bc_tag)))
-        return GSNAP_ENOMEM;
-    a->blk = a->bc;
     return 0;
 }
 

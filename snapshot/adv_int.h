@@ -56,6 +56,9 @@ static inline int vpush(vec *a, uint64_t x) {
     return 0;
 }
 
+/* append x[0..n) */
+int gsnap_adv__vappend(vec *a, const uint64_t *x, size_t n);
+
 /* A set with its members in order of insertion. */
 typedef struct { vec k; u64map m; } nset;
 static inline int nset_add(nset *s, uint64_t x) {

@@ -1,8 +1,9 @@
 /*
  * snapshot/adv_read.c -- what `snapshot advance` reads: N(v) at the new
  * (T, V) in either direction (cached per node), the stored records and slab
- * lists of the old version (verified; a direct-mapped cache of verified
- * blocks; each decoded list kept as scores ascending), and the recomputed
+ * lists of the old version (records by one cursor per hop in key order;
+ * slab files mapped read-only, each block verified before its first use;
+ * each decoded list kept as scores ascending), and the recomputed
  * entries of a hop (the old list beside the new one: changed, added members).
  */
 #include "snapshot/adv_int.h"
@@ -13,21 +14,24 @@
 
 /* N(v) at (T, V), distinct ascending (self loop kept), from the store's
  * distinct-neighbour query in the advance's read view (a short view of its
- * own when none is open). */
-int gsnap_adv__nbrs_at(adv *a, uint64_t v, gsnap_dir dir, int64_t T, uint64_t V, vec *out) {
+ * own when none is open), appended to out. */
+static int nbrs_into(adv *a, uint64_t v, gsnap_dir dir, int64_t T, uint64_t V, vec *out) {
     gsnap_read *rd = a->rd;
     const uint64_t *ids;
     size_t n = 0;
     int rc;
-    out->n = 0;
     if (!rd && (rc = gsnap_read_begin(a->db, &rd))) return rc;
     rc = gsnap_store__distinct_nbrs(a->db, rd, v, dir, T, V, &ids, &n);
-    for (size_t i = 0; i < n && !rc; i++) rc = vpush(out, ids[i]);
+    if (!rc) rc = gsnap_adv__vappend(out, ids, n);
     if (rd != a->rd) gsnap_read_end(rd);
     return rc;
 }
 
-static int nbrs(adv *a, uint64_t v, gsnap_dir dir, vec *out) { return gsnap_adv__nbrs_at(a, v, dir, a->T, a->V, out); }
+/* The same into out (emptied first). */
+int gsnap_adv__nbrs_at(adv *a, uint64_t v, gsnap_dir dir, int64_t T, uint64_t V, vec *out) {
+    out->n = 0;
+    return nbrs_into(a, v, dir, T, V, out);
+}
 
 /* N(v) in direction dir at the new (T, V), cached in (idx, off, ids):
  * *ids valid until the next call with the same cache. */
@@ -35,14 +39,10 @@ static int nbrs_cached(adv *a, uint64_t v, gsnap_dir dir, u64map *idx, vec *off,
                        size_t *n) {
     uint32_t i = map_get(idx, v);
     if (i == UINT32_MAX) {
-        vec t = {0};
-        int rc = nbrs(a, v, dir, &t);
-        if (rc) { free(t.v); return rc; }
+        size_t at = ids_v->n;
+        int rc = nbrs_into(a, v, dir, a->T, a->V, ids_v);
         i = (uint32_t)(off->n);
-        if ((rc = vpush(off, ids_v->n)) || (rc = vpush(off, t.n)) || (rc = map_put(idx, v, i))) { free(t.v); return rc; }
-        for (size_t j = 0; j < t.n; j++)
-            if ((rc = vpush(ids_v, t.v[j]))) { free(t.v); return rc; }
-        free(t.v);
+        if (rc || (rc = vpush(off, at)) || (rc = vpush(off, ids_v->n - at)) || (rc = map_put(idx, v, i))) return rc;
     }
     *ids = ids_v->v + off->v[i];
     *n = off->v[i + 1];
@@ -171,8 +171,7 @@ int gsnap_adv__old_list(adv *a, unsigned h, uint64_t v, uint64_t *s, uint32_t *n
         int c, hd;
         if ((rc = old_list_read(a, h, v, s, n, &c, &r.est, &hd, &r.off))) return rc;
         r.n = *n; r.capped = (uint8_t)c; r.had = (uint8_t)hd; r.at = (uint32_t)a->ol_s.n;
-        for (uint32_t j = 0; j < *n; j++)
-            if ((rc = vpush(&a->ol_s, s[j]))) return rc;
+        if ((rc = gsnap_adv__vappend(&a->ol_s, s, *n))) return rc;
         if (a->nol == a->ol_cap) {
             size_t nc = a->ol_cap ? 2 * a->ol_cap : 1024;
             struct olrec *p = realloc(a->ol, nc * sizeof *p);

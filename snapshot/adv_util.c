@@ -30,6 +30,19 @@ int gsnap_adv__vgrow(vec *a) {
     return 0;
 }
 
+int gsnap_adv__vappend(vec *a, const uint64_t *x, size_t n) {
+    if (a->n + n > a->cap) {
+        size_t c = a->cap ? 2 * a->cap : 64;
+        while (c < a->n + n) c *= 2;
+        uint64_t *p = realloc(a->v, c * sizeof *p);
+        if (!p) return GSNAP_ENOMEM;
+        a->v = p; a->cap = c;
+    }
+    if (n) memcpy(a->v + a->n, x, n * sizeof *x);
+    a->n += n;
+    return 0;
+}
+
 /* Sort x[0..n) ascending; tmp holds n. Small inputs by insertion; up to
  * MSD_MAX keys one MSD pass on the highest byte the keys do not share,
  * each bucket sorted the same way (random scores: a few keys per bucket);

@@ -161,6 +161,7 @@ int gsnap_adv__old_rec(adv *a, unsigned h, uint64_t v, struct gsnap_rec_hdr *hd,
 int gsnap_adv__map_slab(adv *a, unsigned h);
 void gsnap_adv__unmap_slabs(adv *a);
 int gsnap_adv__read_block(adv *a, unsigned h, uint64_t b);
+int gsnap_adv__old_ids(adv *a, unsigned h, uint64_t v, uint64_t *ids, uint32_t *n, struct gsnap_rec_hdr *hd, int *had);
 int gsnap_adv__old_list(adv *a, unsigned h, uint64_t v, uint64_t *s, uint32_t *n, int *capped, uint64_t *est,
                         int *had, uint64_t *off);
 int gsnap_adv__cur_list(adv *a, unsigned h, uint64_t u, uint64_t *buf, const uint64_t **s, uint32_t *n,

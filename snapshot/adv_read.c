@@ -188,26 +188,36 @@ int gsnap_adv__old_list(adv *a, unsigned h, uint64_t v, uint64_t *s, uint32_t *n
     return 0;
 }
 
+/* The stored D_h(v) as ids, in stored (id) order, and its record (*had:
+ * a record with a list exists). */
+int gsnap_adv__old_ids(adv *a, unsigned h, uint64_t v, uint64_t *ids, uint32_t *n, struct gsnap_rec_hdr *hd, int *had) {
+    int ex, rc;
+    *n = 0;
+    *had = 0;
+    if ((rc = gsnap_adv__old_rec(a, h, v, hd, &ex)) || !ex || hd->slab_len == 0) return rc;
+    if (hd->slab_len > GSNAP_SLAB_BLOCK - GSNAP_SLAB_BLOCK_HDR || hd->slab_off % GSNAP_SLAB_BLOCK + hd->slab_len > GSNAP_SLAB_BLOCK)
+        return gsnap_store__err(a->db, GSNAP_ECORRUPT, "snapshot %s: bad slab pointer (hop %u, node %llu)", a->name, h,
+                                (unsigned long long)v);
+    if ((rc = gsnap_adv__read_block(a, h, hd->slab_off / GSNAP_SLAB_BLOCK))) return rc;
+    gsnap_slab_ptr sp = {hd->slab_off, hd->slab_len, hd->slab_xxh};
+    if ((rc = gsnap_slab__list_at(a->blk, hd->slab_off, v, &sp, ids, n)))
+        return gsnap_store__err(a->db, rc, "snapshot %s hop %u node %llu: list does not match its table entry", a->name,
+                                h, (unsigned long long)v);
+    *had = 1;
+    return 0;
+}
+
 static int old_list_read(adv *a, unsigned h, uint64_t v, uint64_t *s, uint32_t *n, int *capped, uint64_t *est,
                          int *had, uint64_t *off) {
     struct gsnap_rec_hdr hd;
-    int ex, rc;
-    *n = 0; *capped = 0; *est = 0; *had = 0; *off = 0;
-    if ((rc = gsnap_adv__old_rec(a, h, v, &hd, &ex)) || !ex || hd.slab_len == 0) return rc;
-    if (hd.slab_len > GSNAP_SLAB_BLOCK - GSNAP_SLAB_BLOCK_HDR || hd.slab_off % GSNAP_SLAB_BLOCK + hd.slab_len > GSNAP_SLAB_BLOCK)
-        return gsnap_store__err(a->db, GSNAP_ECORRUPT, "snapshot %s: bad slab pointer (hop %u, node %llu)", a->name, h,
-                                (unsigned long long)v);
-    if ((rc = gsnap_adv__read_block(a, h, hd.slab_off / GSNAP_SLAB_BLOCK))) return rc;
-    gsnap_slab_ptr sp = {hd.slab_off, hd.slab_len, hd.slab_xxh};
     uint64_t ids[GSNAP_SLAB_CAP];
-    if ((rc = gsnap_slab__list_at(a->blk, hd.slab_off, v, &sp, ids, n)))
-        return gsnap_store__err(a->db, rc, "snapshot %s hop %u node %llu: list does not match its table entry", a->name,
-                                h, (unsigned long long)v);
+    int rc;
+    *capped = 0; *est = 0; *off = 0;
+    if ((rc = gsnap_adv__old_ids(a, h, v, ids, n, &hd, had)) || !*had) return rc;
     for (uint32_t i = 0; i < *n; i++) s[i] = gsnap_snap__score(ids[i], a->key);
     gsnap_adv__sort_u64(s, *n, ids); /* scores ascending (ids is free now) */
     *capped = (hd.flags & GSNAP_REC_CAPPED) != 0;
     *est = hd.n_exact;
-    *had = 1;
     *off = hd.slab_off;
     return 0;
 }

@@ -109,6 +109,21 @@ static int touched(adv *a, gsnap_read *rd) {
     return rc;
 }
 
+/* What only the recompute reads goes before the write and the commit
+ * (their peak memory): decoded stored lists, out-neighbours, the slab maps
+ * (mapped again by the write phase). */
+static void release_recompute(adv *a) {
+    for (int h = 0; h <= GSNAP_MAX_HOPS; h++) map_free(&a->ol_idx[h]);
+    free(a->ol); free(a->ol_s.v);
+    a->ol = NULL; a->nol = a->ol_cap = 0;
+    memset(&a->ol_s, 0, sizeof a->ol_s);
+    map_free(&a->nout_idx);
+    free(a->nout_off.v); free(a->nout_ids.v);
+    memset(&a->nout_off, 0, sizeof a->nout_off);
+    memset(&a->nout_ids, 0, sizeof a->nout_ids);
+    gsnap_adv__unmap_slabs(a);
+}
+
 /* Recompute in one read view of the old snapshot and the store. */
 static int recompute_phase(adv *a, const gsnap_advance_options *opts) {
     gsnap_read *rd = NULL;
@@ -130,6 +145,7 @@ static int recompute_phase(adv *a, const gsnap_advance_options *opts) {
     gsnap_read_end(rd);
     a->rt = NULL;
     a->rd = NULL;
+    release_recompute(a);
     return rc;
 }
 
@@ -142,9 +158,10 @@ static int write_phase(adv *a) {
     a->rt = gsnap_read__txn(rd);
     for (unsigned h = 1; h <= a->p.hops && !rc; h++) {
         progress(a, "write", h - 1, a->p.hops);
-        rc = gsnap_adv__rewrite_hop(a, h, oldest);
+        if (!(rc = gsnap_adv__map_slab(a, h))) rc = gsnap_adv__rewrite_hop(a, h, oldest);
     }
     gsnap_adv__cursors_close(a);
+    gsnap_adv__unmap_slabs(a);
     gsnap_read_end(rd);
     a->rt = NULL;
     return rc;

@@ -3,9 +3,14 @@
 # against one fresh create, wall and CPU time, on a prepared database.
 #
 #   OLD=/tmp/oldsrc/build DB0=/tmp/db0 ROUNDS=2 sh bench/run_snapshot_advance_cpu.sh
+#   OLD=/tmp/oldsrc/build SCALE=18 ROUNDS=3 sh bench/run_snapshot_advance_cpu.sh
 #
 # DB0: a database holding the sampled snapshot k3 (hops 3) created before
 # the last ingest (bench/run_snapshot_advance_ab.sh with KEEP=1 leaves one).
+# Without DB0, SCALE=S prepares $DIR/db0-S once (kept for the next run):
+# rmat --scale S --edge-factor 16 --seed 1, the first 99% of its lines
+# ingested (GRAPHSNAP_SYNC=none), k3 created (hops 3, fanouts 10,10,10,
+# sampled, --mem $MEM), the last 1% ingested.
 # Per round: copy DB0, `snapshot advance k3` with the OLD build; copy again,
 # advance with the NEW build (default build); then one fresh create with the
 # NEW build and k3's caps. Each timed with /usr/bin/time -f "%e %U %S %M"
@@ -16,11 +21,28 @@ set -eu
 cd "$(dirname "$0")/.."
 NEW=${NEW:-build}
 OLD=${OLD:?OLD=build dir of the old version}
-DB0=${DB0:?DB0=prepared database}
 DIR=${DIR:-/tmp/snapshot-advance-cpu}
 ROUNDS=${ROUNDS:-2}
 MEM=${MEM:-512M}
 mkdir -p "$NEW/bench" "$DIR"
+if [ -z "${DB0:-}" ]; then
+    SCALE=${SCALE:?DB0=prepared database, or SCALE=S to prepare one}
+    DB0="$DIR/db0-$SCALE"
+    if [ ! -e "$DB0/snapshots/k3" ]; then
+        f="$DIR/rmat-$SCALE.tsv"
+        "$NEW/tools/rmat" --scale "$SCALE" --edge-factor 16 --seed 1 > "$f" 2>/dev/null
+        n=$(wc -l < "$f")
+        rm -rf "$DB0"
+        "$NEW/graphsnap" -d "$DB0" init > /dev/null
+        head -n $((n - n / 100)) "$f" > "$DIR/part.tsv"
+        GRAPHSNAP_SYNC=none "$NEW/graphsnap" -d "$DB0" ingest "$DIR/part.tsv" > /dev/null
+        "$NEW/graphsnap" -d "$DB0" snapshot create k3 --hops 3 --fanouts 10,10,10 --hop-sets sampled \
+            --mem "$MEM" > /dev/null
+        tail -n $((n / 100)) "$f" > "$DIR/part.tsv"
+        GRAPHSNAP_SYNC=none "$NEW/graphsnap" -d "$DB0" ingest "$DIR/part.tsv" > /dev/null
+        rm -f "$f" "$DIR/part.tsv"
+    fi
+fi
 OUT="$NEW/bench/snapshot-advance-cpu-$(date -u +%Y%m%d-%H%M%S).txt"
 echo "# bench/run_snapshot_advance_cpu.sh ROUNDS=$ROUNDS OLD=$OLD NEW=$NEW DB0=$DB0" > "$OUT"
 echo "# $(date -u) $(uname -sr) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT"

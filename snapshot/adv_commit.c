@@ -10,35 +10,6 @@
 #include "snapshot/adv_int.h"
 #include <math.h>
 
-static int put_rec(adv *a, MDB_txn *txn, unsigned h, uint64_t v, struct gsnap_rec_hdr *hd, const uint64_t *cache) {
-    unsigned char kb[12], *val = malloc(GSNAP_REC_HDR + (size_t)hd->ncache * 8);
-    if (!val) return GSNAP_ENOMEM;
-    gsnap_snap__key(kb, h, v);
-    gsnap_snap__rec_encode(val, hd, cache);
-    MDB_val k = {12, kb}, d = {GSNAP_REC_HDR + (size_t)hd->ncache * 8, val};
-    int rc = mdb_put(txn, a->dbi, &k, &d, 0);
-    free(val);
-    return rc ? gsnap_store__mdb_err(a->db, rc, "snapshot advance: put") : 0;
-}
-
-static int get_rec(adv *a, MDB_txn *txn, unsigned h, uint64_t v, struct gsnap_rec_hdr *hd, vec *cache, int *ex) {
-    unsigned char kb[12];
-    gsnap_snap__key(kb, h, v);
-    MDB_val k = {12, kb}, val;
-    int rc = gsnap_store__get(a->db, txn, a->dbi, &k, &val, "snapshot advance: get");
-    *ex = 0;
-    if (rc == GSNAP_NOTFOUND) return 0;
-    if (rc) return rc;
-    if ((rc = gsnap_snap__rec_decode(val.mv_data, val.mv_size, hd))) /* decode verifies the checksum */
-        return gsnap_store__err(a->db, rc, "snapshot %s: table record (hop %u, node %llu) is corrupt", a->name, h,
-                                (unsigned long long)v);
-    cache->n = 0;
-    for (uint32_t i = 0; i < hd->ncache; i++)
-        if ((rc = vpush(cache, gsnap_get_le64((const unsigned char *)val.mv_data + GSNAP_REC_HDR + 8 * i)))) return rc;
-    *ex = 1;
-    return 0;
-}
-
 static void free_key(unsigned char kb[12], uint64_t txnid) {
     gsnap_snap__key(kb, 0, txnid);
     kb[0] = kb[1] = kb[2] = kb[3] = 0xff;
@@ -57,94 +28,29 @@ static int same_catalog(adv *a, MDB_txn *txn) {
     return 0;
 }
 
-/* 1. one node whose 1-hop neighbours changed: its keys and cached lists */
-static int commit_c1_node(adv *a, MDB_txn *txn, struct gsnap_cat *c, uint64_t v, vec *cache, vec *sel) {
-    uint32_t ni = map_get(&a->nin_idx, v);
-    const uint64_t *xs = a->nin_ids.v + a->nin_off.v[ni];
-    size_t n = a->nin_off.v[ni + 1];
-    int had = 0, rc, ex;
-    struct gsnap_rec_hdr hd;
-    for (unsigned h = 1; h <= c->hops; h++) {
-        if ((rc = get_rec(a, txn, h, v, &hd, cache, &ex))) return rc;
-        had |= ex;
-        if (!n) {
-            unsigned char kb[12];
-            gsnap_snap__key(kb, h, v);
-            MDB_val k = {12, kb};
-            if (ex && (rc = mdb_del(txn, a->dbi, &k, NULL))) return gsnap_store__mdb_err(a->db, rc, "snapshot advance: del");
-            continue;
-        }
-        if (!ex) { memset(&hd, 0, sizeof hd); hd.format = GSNAP_SNAP_FORMAT; }
-        size_t m = (size_t)ceil(c->alpha * c->fanouts[h - 1]);
-        if (m > n) m = n;
-        sel->n = 0;
-        for (size_t j = 0; j < (m ? m : 1); j++)
-            if ((rc = vpush(sel, 0))) return rc;
-        uint64_t key = gsnap_snap__sample_key(c->seed, h, v, 0, GSNAP_PURPOSE_CACHE);
-        if ((rc = gsnap_snap__select(xs, n, m, key, sel->v, &a->scratch, &a->scratch_cap))) return rc;
-        hd.gen = 0;
-        hd.version = a->V;
-        hd.ncache = (uint32_t)m;
-        hd.degree = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
-        if ((rc = put_rec(a, txn, h, v, &hd, sel->v))) return rc;
-    }
-    if (!had && n) c->nodes++;
-    if (had && !n) c->nodes--;
-    return 0;
-}
-
-/* 2a. changed entries of hop h: counters; records of lists that went away
- * or whose list stayed in place (size, flag changed) */
-static int commit_entries(adv *a, MDB_txn *txn, struct gsnap_cat *c, unsigned h, vec *cache) {
-    hopset *H = &a->hs[h];
-    struct gsnap_rec_hdr hd;
-    int rc, ex;
+/* 1. counters of the changed entries of hop h (the records: adv_commit_hop.c) */
+static void count_entries(adv *a, struct gsnap_cat *c, unsigned h) {
+    const hopset *H = &a->hs[h];
     for (size_t i = 0; i < H->n; i++) {
-        entry *e = &H->e[i];
+        const entry *e = &H->e[i];
         if (!e->changed) continue;
         c->stored_ids[h - 1] += (uint64_t)e->n - e->old_n;
         c->exact_ids[h - 1] += e->est - e->old_est;
         c->capped[h - 1] += (uint64_t)e->capped - e->old_capped;
-        if (e->n && e->moved) continue; /* pointer set with the moved lists */
-        if ((rc = get_rec(a, txn, h, e->node, &hd, cache, &ex))) return rc;
-        if (!ex) continue;
-        if (!e->n) {
-            hd.slab_hop = hd.slab_len = 0;
-            hd.slab_off = hd.slab_xxh = 0;
-        }
-        hd.n_exact = e->n ? e->est : 0;
-        hd.flags = e->n && e->capped ? GSNAP_REC_CAPPED : 0;
-        hd.version = a->V;
-        if ((rc = put_rec(a, txn, h, e->node, &hd, cache->v))) return rc;
     }
-    return 0;
 }
 
-/* 2b. slab pointers of the lists written to new places */
-static int commit_moved(adv *a, MDB_txn *txn, unsigned h, vec *cache) {
-    struct hop_plan *pl = &a->plan[h];
-    hopset *H = &a->hs[h];
-    struct gsnap_rec_hdr hd;
-    int rc, ex;
-    for (size_t i = 0; i < pl->nnp; i++) {
-        struct nptr *np = &pl->np[i];
-        if ((rc = get_rec(a, txn, h, np->node, &hd, cache, &ex))) return rc;
-        if (!ex)
-            return gsnap_store__err(a->db, GSNAP_ECORRUPT, "snapshot %s: list of node %llu (hop %u) without a key",
-                                    a->name, (unsigned long long)np->node, h);
-        hd.slab_hop = h;
-        hd.slab_len = np->len;
-        hd.slab_off = np->off;
-        hd.slab_xxh = np->xxh;
-        uint32_t ei = map_get(&H->idx, np->node);
-        if (ei != UINT32_MAX && H->e[ei].changed) {
-            hd.n_exact = H->e[ei].est;
-            hd.flags = H->e[ei].capped ? GSNAP_REC_CAPPED : 0;
-            hd.version = a->V;
-        }
-        if ((rc = put_rec(a, txn, h, np->node, &hd, cache->v))) return rc;
-    }
-    return 0;
+/* The three sources of commit_hop are in ascending node order (C_1 from the
+ * store, entries in join order, lists in write order); checked, not assumed. */
+static int sources_sorted(adv *a, unsigned h) {
+    const hopset *H = &a->hs[h];
+    const struct hop_plan *pl = &a->plan[h];
+    int ok = 1;
+    for (size_t i = 1; i < a->c1_list.n && ok; i++) ok = a->c1_list.v[i - 1] < a->c1_list.v[i];
+    for (size_t i = 1; i < H->n && ok; i++) ok = H->e[i - 1].node < H->e[i].node;
+    for (size_t i = 1; i < pl->nnp && ok; i++) ok = pl->np[i - 1].node < pl->np[i].node;
+    return ok ? 0 : gsnap_store__err(a->db, GSNAP_EINVAL, "snapshot advance: hop %u: commit sources out of node "
+                                     "order (internal error); nothing was committed", h);
 }
 
 /* 3. free list: consumed blocks out, this commit's freed blocks in */
@@ -198,21 +104,30 @@ static int commit_catalog(adv *a, MDB_txn *txn, struct gsnap_cat *c) {
 int gsnap_adv__commit_txn(gsnap_db *db, MDB_txn *txn, void *vctx) {
     adv *a = vctx;
     struct gsnap_cat c = a->cat;
-    vec cache = {0}, sel = {0};
-    int rc;
+    vec sel = {0};
+    int rc = 0;
     (void)db;
     if ((rc = same_catalog(a, txn))) return rc;
-    for (size_t i = 0; i < a->c1_list.n && !rc; i++) rc = commit_c1_node(a, txn, &c, a->c1_list.v[i], &cache, &sel);
+    uint8_t *had = calloc(a->c1_list.n ? a->c1_list.n : 1, 1);
+    if (!had) return GSNAP_ENOMEM;
     a->rep.caches_redrawn = a->c1_list.n;
     for (unsigned h = 1; h <= c.hops && !rc; h++) {
-        if ((rc = commit_entries(a, txn, &c, h, &cache)) || (rc = commit_moved(a, txn, h, &cache))) break;
+        if ((rc = sources_sorted(a, h)) || (rc = gsnap_adv__commit_hop(a, txn, &c, h, had))) break;
+        count_entries(a, &c, h);
         c.blocks[h - 1] = a->plan[h].new_blocks;
         c.free_blocks[h - 1] += a->plan[h].nfreed;
         c.free_blocks[h - 1] -= a->plan[h].reused;
     }
+    for (size_t i = 0; i < a->c1_list.n && !rc; i++) { /* nodes with keys */
+        const uint64_t *xs;
+        size_t n;
+        if ((rc = gsnap_adv__nin(a, a->c1_list.v[i], &xs, &n))) break;
+        if (!had[i] && n) c.nodes++;
+        if (had[i] && !n) c.nodes--;
+    }
+    free(had);
     if (!rc) rc = commit_free(a, txn, &c, &sel);
     if (!rc) rc = commit_catalog(a, txn, &c);
-    free(cache.v);
     free(sel.v);
     return rc;
 }

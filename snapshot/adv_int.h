@@ -9,7 +9,8 @@
  *   adv_pairs.c  the (node, input) pairs of a hop and the B_h sets;
  *   adv_write.c  copy-on-write of the changed lists into slab blocks;
  *   adv_free.c   free list, live bytes per block, the oldest reader;
- *   adv_commit.c the one write txn of the new snapshot version.
+ *   adv_commit.c the one write txn of the new snapshot version;
+ *   adv_commit_hop.c  its records of one hop, in node order.
  */
 #ifndef GSNAP_ADV_INT_H
 #define GSNAP_ADV_INT_H
@@ -55,6 +56,9 @@ static inline int vpush(vec *a, uint64_t x) {
     return 0;
 }
 
+/* append x[0..n) */
+int gsnap_adv__vappend(vec *a, const uint64_t *x, size_t n);
+
 /* A set with its members in order of insertion. */
 typedef struct { vec k; u64map m; } nset;
 static inline int nset_add(nset *s, uint64_t x) {
@@ -97,6 +101,8 @@ typedef struct {
     gsnap_snapshot__params p;
     MDB_dbi dbi;
     MDB_txn *rt;
+    gsnap_read *rd;          /* the recompute's read view (NULL outside it) */
+    MDB_cursor *cur[GSNAP_MAX_HOPS + 1]; /* per hop, on rt (adv_read.c table_find) */
     int64_t T;
     uint64_t V;
     uint64_t key;
@@ -110,11 +116,13 @@ typedef struct {
     vec nout_off, nout_ids;
     u64map c1;              /* C_1 */
     vec c1_list;
-    gsnap_nbr *nb;
-    size_t nb_cap;
-    unsigned char *blk;      /* the block last read (points into bc) */
-    unsigned char *bc;       /* block cache: BCACHE blocks */
-    uint64_t *bc_tag;        /* ((block << 8) | hop) + 1, 0 = empty */
+    unsigned char *blk;      /* the block last read (points into map) */
+    /* the slab files of the old version, mapped read-only (blocks below
+     * map_blocks, which is at most the real file size); a block is
+     * verified (checksum) before its first use, and again after a write */
+    unsigned char *map[GSNAP_MAX_HOPS + 1];
+    uint64_t map_blocks[GSNAP_MAX_HOPS + 1];
+    uint8_t *verified[GSNAP_MAX_HOPS + 1];
     /* decoded stored lists: per hop, node -> index into ol */
     u64map ol_idx[GSNAP_MAX_HOPS + 1];
     struct olrec { uint64_t est, off; uint32_t n, at; uint8_t capped, had; } *ol;
@@ -142,14 +150,18 @@ typedef struct {
     int lock_fd;             /* the name's claim (claim.c) */
 } adv;
 
-#define BCACHE 4096u /* verified blocks kept (direct mapped by (hop, block)) */
 
 /* adv_read.c */
 int gsnap_adv__nbrs_at(adv *a, uint64_t v, gsnap_dir dir, int64_t T, uint64_t V, vec *out);
 int gsnap_adv__nin(adv *a, uint64_t v, const uint64_t **ids, size_t *n);
 int gsnap_adv__nout(adv *a, uint64_t v, const uint64_t **ids, size_t *n);
+int gsnap_adv__find(adv *a, MDB_cursor *cur, unsigned h, uint64_t v, MDB_val *val, int *found);
+void gsnap_adv__cursors_close(adv *a);
 int gsnap_adv__old_rec(adv *a, unsigned h, uint64_t v, struct gsnap_rec_hdr *hd, int *exists);
+int gsnap_adv__map_slab(adv *a, unsigned h);
+void gsnap_adv__unmap_slabs(adv *a);
 int gsnap_adv__read_block(adv *a, unsigned h, uint64_t b);
+int gsnap_adv__old_ids(adv *a, unsigned h, uint64_t v, uint64_t *ids, uint32_t *n, struct gsnap_rec_hdr *hd, int *had);
 int gsnap_adv__old_list(adv *a, unsigned h, uint64_t v, uint64_t *s, uint32_t *n, int *capped, uint64_t *est,
                         int *had, uint64_t *off);
 int gsnap_adv__cur_list(adv *a, unsigned h, uint64_t u, uint64_t *buf, const uint64_t **s, uint32_t *n,
@@ -189,6 +201,8 @@ int gsnap_adv__live_grow(adv *a, unsigned h, uint64_t b);
 uint64_t gsnap_adv__oldest_reader(gsnap_db *db);
 /* adv_write.c */
 int gsnap_adv__rewrite_hop(adv *a, unsigned h, uint64_t oldest);
+/* adv_commit_hop.c */
+int gsnap_adv__commit_hop(adv *a, MDB_txn *txn, struct gsnap_cat *c, unsigned h, uint8_t *had);
 /* adv_commit.c */
 int gsnap_adv__commit_txn(gsnap_db *db, MDB_txn *txn, void *vctx);
 

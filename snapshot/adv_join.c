@@ -120,6 +120,7 @@ static int hop1(adv *a, adv_pairs *P) {
 typedef struct { uint64_t u; const uint64_t *s; uint32_t n; int capped; } input;
 typedef struct {
     input *in; size_t n, cap;
+    size_t nd;              /* of them, new in-neighbours (the first nd) */
     uint64_t kept[GSNAP_SLAB_CAP], buf[GSNAP_SLAB_CAP];
 } join_state;
 
@@ -155,7 +156,7 @@ static int gather_inputs(adv *a, adv_pairs *P, join_state *J, unsigned h, size_t
         if (x->s == J->buf) x->s = NULL;
         *anycap |= x->capped;
     }
-    size_t nd = J->n;
+    size_t nd = J->nd = J->n;
     for (size_t q = i; q < d0; q++) {
         const pmeta *m = &P->meta[P->p[q].u];
         size_t k = 0;
@@ -170,6 +171,46 @@ static int gather_inputs(adv *a, adv_pairs *P, join_state *J, unsigned h, size_t
     return 0;
 }
 
+static int cmp_id(const void *x, const void *y) {
+    uint64_t p = *(const uint64_t *)x, q = *(const uint64_t *)y;
+    return (p > q) - (p < q);
+}
+
+/* *skip = 1 when the stored D_h(v) surely stays as it is, judged from its
+ * ids alone (no scores sorted, no merge, no entry): every candidate (an
+ * added member of a changed in-neighbour; callers pass no new
+ * in-neighbours) is in the list already, or the list is capped and full
+ * and the candidate's score is above its largest; and a capped input
+ * cannot make an uncapped list capped. Then the union's bottom-c, the
+ * capped flag and the size (n, or the KMV estimate of the same largest
+ * score) are the stored ones. Candidates of an R-MAT tail are mostly
+ * low-score hubs already present through another path. */
+static int stays(adv *a, join_state *J, unsigned h, uint64_t v, int anycap, int *skip) {
+    uint64_t ids[GSNAP_SLAB_CAP];
+    struct gsnap_rec_hdr hd;
+    uint32_t n, c = a->cat.caps[h - 1];
+    int had, rc;
+    *skip = 0;
+    if ((rc = gsnap_adv__old_ids(a, h, v, ids, &n, &hd, &had)) || !had) return rc;
+    int capped = (hd.flags & GSNAP_REC_CAPPED) != 0, full = capped && n == c;
+    if (anycap && !capped) return 0;
+    uint64_t smax = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        if (k && ids[k] <= ids[k - 1]) return 0; /* not in id order: merge instead */
+        uint64_t sc = gsnap_snap__score(ids[k], a->key);
+        if (sc > smax) smax = sc;
+    }
+    for (size_t q = 0; q < J->n; q++)
+        for (uint32_t k = 0; k < J->in[q].n; k++) {
+            uint64_t x = J->in[q].s[k];
+            if (full && x > smax) break; /* scores ascending: the rest too */
+            uint64_t id = gsnap_snap__unscore(x, a->key);
+            if (!bsearch(&id, ids, n, sizeof *ids, cmp_id)) return 0;
+        }
+    *skip = 1;
+    return 0;
+}
+
 /* Incremental join of node v (pairs [i, j)): R_h(v) only grew. *skip = 1
  * when pruned (nothing can enter: the list, flag and size stay). */
 static int incremental(adv *a, adv_pairs *P, join_state *J, unsigned h, size_t i, size_t j, uint32_t *n,
@@ -181,6 +222,7 @@ static int incremental(adv *a, adv_pairs *P, join_state *J, unsigned h, size_t i
     if ((rc = gather_inputs(a, P, J, h, i, j, &minc, &anycap))) return rc;
     if (minc == UINT64_MAX && !anycap) { *skip = 1; return 0; }
     if (minc != UINT64_MAX && (rc = cannot_enter(a, h, P->p[i].v, minc, skip))) return rc;
+    if (*skip || (!J->nd && (rc = stays(a, J, h, P->p[i].v, anycap, skip)))) return rc;
     if (*skip) return 0;
     gsnap_botc b = {J->kept, 0, c, 0};
     if ((rc = gsnap_adv__old_list(a, h, P->p[i].v, J->kept, &b.n, capped, &oest, &had, &ooff))) return rc;

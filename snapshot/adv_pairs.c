@@ -8,6 +8,7 @@
  * u = delta[i].u of v (hop 1's delta); sorted with the radix sort of pairs.
  */
 #include "snapshot/adv_int.h"
+#include "common/radix.h"
 
 int gsnap_adv__push_pair(vu **p, size_t *n, size_t *cap, uint64_t v, uint64_t u) {
     if (*n == *cap) {
@@ -21,7 +22,14 @@ int gsnap_adv__push_pair(vu **p, size_t *n, size_t *cap, uint64_t v, uint64_t u)
     return 0;
 }
 
-/* Sort x[0..n) by (v, u); the sort buffer is kept across hops. */
+/* Stable sort of x[0..n) by v alone (the sort buffer is kept across hops):
+ * pairs of one node keep the order they were pushed in, which is (v, u)
+ * order for the pairs of a hop (pmeta indices ascending, new in-neighbours
+ * after them in delta order) and for hop 1's delta (u ascending per v). Half
+ * the key bytes of a (v, u) sort, and only those of v that differ. */
+static inline unsigned vu_byte(const vu *p, unsigned d) { return (unsigned)(p->v >> (8 * d)) & 0xff; }
+GSNAP_RADIX_SORT(radix_vu, vu, 8, vu_byte)
+
 int gsnap_adv__sort_vu(adv_pairs *P, vu *x, size_t n) {
     if (n < 2) return 0;
     if (P->tcap < n) {
@@ -29,7 +37,7 @@ int gsnap_adv__sort_vu(adv_pairs *P, vu *x, size_t n) {
         P->tcap = n + n / 4;
         if (!(P->tmp = malloc(P->tcap * sizeof *P->tmp))) { P->tcap = 0; return GSNAP_ENOMEM; }
     }
-    gsnap_sort__pairs((gsnap_pair *)x, P->tmp, n);
+    radix_vu(x, (vu *)P->tmp, n);
     return 0;
 }
 

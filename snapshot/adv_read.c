@@ -1,33 +1,37 @@
 /*
  * snapshot/adv_read.c -- what `snapshot advance` reads: N(v) at the new
  * (T, V) in either direction (cached per node), the stored records and slab
- * lists of the old version (verified; a direct-mapped cache of verified
- * blocks; each decoded list kept as scores ascending), and the recomputed
+ * lists of the old version (records by one cursor per hop in key order;
+ * slab files mapped read-only, each block verified before its first use;
+ * each decoded list kept as scores ascending), and the recomputed
  * entries of a hop (the old list beside the new one: changed, added members).
  */
 #include "snapshot/adv_int.h"
+#include <errno.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-/* N(v) at the new (T, V), distinct ascending (self loop kept). */
-int gsnap_adv__nbrs_at(adv *a, uint64_t v, gsnap_dir dir, int64_t T, uint64_t V, vec *out) {
+/* N(v) at (T, V), distinct ascending (self loop kept), from the store's
+ * distinct-neighbour query in the advance's read view (a short view of its
+ * own when none is open), appended to out. */
+static int nbrs_into(adv *a, uint64_t v, gsnap_dir dir, int64_t T, uint64_t V, vec *out) {
+    gsnap_read *rd = a->rd;
+    const uint64_t *ids;
     size_t n = 0;
     int rc;
-    out->n = 0;
-    for (;;) {
-        rc = gsnap_neighbors(a->db, NULL, v, dir, T, V, a->nb, a->nb_cap, &n);
-        if (rc) return rc;
-        if (n <= a->nb_cap) break;
-        free(a->nb);
-        a->nb_cap = n + n / 2;
-        if (!(a->nb = malloc(a->nb_cap * sizeof *a->nb))) return GSNAP_ENOMEM;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (!i || a->nb[i].node != a->nb[i - 1].node)
-            if ((rc = vpush(out, a->nb[i].node))) return rc;
-    return 0;
+    if (!rd && (rc = gsnap_read_begin(a->db, &rd))) return rc;
+    rc = gsnap_store__distinct_nbrs(a->db, rd, v, dir, T, V, &ids, &n);
+    if (!rc) rc = gsnap_adv__vappend(out, ids, n);
+    if (rd != a->rd) gsnap_read_end(rd);
+    return rc;
 }
 
-static int nbrs(adv *a, uint64_t v, gsnap_dir dir, vec *out) { return gsnap_adv__nbrs_at(a, v, dir, a->T, a->V, out); }
+/* The same into out (emptied first). */
+int gsnap_adv__nbrs_at(adv *a, uint64_t v, gsnap_dir dir, int64_t T, uint64_t V, vec *out) {
+    out->n = 0;
+    return nbrs_into(a, v, dir, T, V, out);
+}
 
 /* N(v) in direction dir at the new (T, V), cached in (idx, off, ids):
  * *ids valid until the next call with the same cache. */
@@ -35,14 +39,10 @@ static int nbrs_cached(adv *a, uint64_t v, gsnap_dir dir, u64map *idx, vec *off,
                        size_t *n) {
     uint32_t i = map_get(idx, v);
     if (i == UINT32_MAX) {
-        vec t = {0};
-        int rc = nbrs(a, v, dir, &t);
-        if (rc) { free(t.v); return rc; }
+        size_t at = ids_v->n;
+        int rc = nbrs_into(a, v, dir, a->T, a->V, ids_v);
         i = (uint32_t)(off->n);
-        if ((rc = vpush(off, ids_v->n)) || (rc = vpush(off, t.n)) || (rc = map_put(idx, v, i))) { free(t.v); return rc; }
-        for (size_t j = 0; j < t.n; j++)
-            if ((rc = vpush(ids_v, t.v[j]))) { free(t.v); return rc; }
-        free(t.v);
+        if (rc || (rc = vpush(off, at)) || (rc = vpush(off, ids_v->n - at)) || (rc = map_put(idx, v, i))) return rc;
     }
     *ids = ids_v->v + off->v[i];
     *n = off->v[i + 1];
@@ -60,38 +60,101 @@ int gsnap_adv__nout(adv *a, uint64_t v, const uint64_t **ids, size_t *n) {
     return nbrs_cached(a, v, back, &a->nout_idx, &a->nout_off, &a->nout_ids, ids, n);
 }
 
+/* Find key (hop h, v) with hop h's cursor of view rt (opened on first use,
+ * closed by gsnap_adv__cursors_close). Keys are asked for in ascending order
+ * within a phase, so LMDB finds most on the leaf page the cursor is on (no
+ * descent from the root). A miss is trusted only when the keys around the
+ * landing point are of this table's size and order (as gsnap_store__get). */
+static int table_find(adv *a, unsigned h, uint64_t v, MDB_val *val, int *found) {
+    int rc;
+    if (!a->cur[h] && (rc = mdb_cursor_open(a->rt, a->dbi, &a->cur[h])))
+        return gsnap_store__mdb_err(a->db, rc, "snapshot advance: table cursor");
+    return gsnap_adv__find(a, a->cur[h], h, v, val, found);
+}
+
+/* The same search with cursor cur (of any txn); on return the cursor is on
+ * the key when *found. */
+int gsnap_adv__find(adv *a, MDB_cursor *cur, unsigned h, uint64_t v, MDB_val *val, int *found) {
+    unsigned char kb[12];
+    int rc;
+    *found = 0;
+    gsnap_snap__key(kb, h, v);
+    MDB_val key = {12, kb}, k = key;
+    MDB_txn *txn = mdb_cursor_txn(cur);
+    rc = mdb_cursor_get(cur, &k, val, MDB_SET_RANGE);
+    if (rc == 0 && k.mv_size == 12 && mdb_cmp(txn, a->dbi, &k, &key) == 0) { *found = 1; return 0; }
+    int bad = 0;
+    if (rc == 0) {
+        bad = k.mv_size != 12 || mdb_cmp(txn, a->dbi, &k, &key) < 0;
+        if (!bad) rc = mdb_cursor_get(cur, &k, val, MDB_PREV);
+    } else if (rc == MDB_NOTFOUND) {
+        rc = mdb_cursor_get(cur, &k, val, MDB_LAST);
+    }
+    if (rc == 0 && !bad) bad = k.mv_size != 12 || mdb_cmp(txn, a->dbi, &k, &key) >= 0;
+    if (bad)
+        return gsnap_store__err(a->db, GSNAP_ECORRUPT, "snapshot %s: table search for (hop %u, node %llu) landed on "
+                                "a key out of order (damaged B-tree)", a->name, h, (unsigned long long)v);
+    return rc == 0 || rc == MDB_NOTFOUND ? 0 : gsnap_store__mdb_err(a->db, rc, "snapshot advance: lookup");
+}
+
+void gsnap_adv__cursors_close(adv *a) {
+    for (int h = 0; h <= GSNAP_MAX_HOPS; h++) {
+        if (a->cur[h]) mdb_cursor_close(a->cur[h]);
+        a->cur[h] = NULL;
+    }
+}
+
 /* Stored record of (hop, v) in the old version: exists, and its list. */
 int gsnap_adv__old_rec(adv *a, unsigned h, uint64_t v, struct gsnap_rec_hdr *hd, int *exists) {
-    unsigned char kb[12];
-    gsnap_snap__key(kb, h, v);
-    MDB_val k = {12, kb}, val;
-    int rc = gsnap_store__get(a->db, a->rt, a->dbi, &k, &val, "snapshot advance: lookup");
-    *exists = 0;
-    if (rc == GSNAP_NOTFOUND) return 0;
-    if (rc) return rc;
-    if ((rc = gsnap_snap__rec_decode(val.mv_data, val.mv_size, hd))) /* decode verifies the checksum */
+    MDB_val val;
+    int rc = table_find(a, h, v, &val, exists);
+    if (rc || !*exists) return rc;
+    if ((rc = gsnap_snap__rec_decode(val.mv_data, val.mv_size, hd))) { /* decode verifies the checksum */
+        *exists = 0;
         return gsnap_store__err(a->db, rc, "snapshot %s: table record (hop %u, node %llu) is corrupt", a->name, h,
                                 (unsigned long long)v);
-    *exists = 1;
+    }
     return 0;
 }
 
-int gsnap_adv__read_block(adv *a, unsigned h, uint64_t b) {
-    size_t slot = (size_t)(adv_mix(b * 31 + h) & (BCACHE - 1));
-    if (a->bc_tag[slot] == ((b << 8) | h) + 1) {
-        a->blk = a->bc + slot * GSNAP_SLAB_BLOCK;
-        return 0;
+/* Map hop h's slab file: the blocks of the catalog's count that the file
+ * really holds (a shorter file: the missing blocks are reported as
+ * unreadable when asked for, never touched). */
+int gsnap_adv__map_slab(adv *a, unsigned h) {
+    struct stat st;
+    if (fstat(a->fd[h], &st) != 0)
+        return gsnap_store__err(a->db, GSNAP_EIO, "snapshot %s hop %u: fstat: %s", a->name, h, strerror(errno));
+    uint64_t nb = (uint64_t)st.st_size / GSNAP_SLAB_BLOCK;
+    if (nb > a->cat.blocks[h - 1]) nb = a->cat.blocks[h - 1];
+    a->map_blocks[h] = nb;
+    if (!(a->verified[h] = calloc(nb ? nb : 1, 1))) return GSNAP_ENOMEM;
+    if (!nb) return 0;
+    void *m = mmap(NULL, (size_t)nb * GSNAP_SLAB_BLOCK, PROT_READ, MAP_SHARED, a->fd[h], 0);
+    if (m == MAP_FAILED)
+        return gsnap_store__err(a->db, GSNAP_EIO, "snapshot %s hop %u: mmap: %s", a->name, h, strerror(errno));
+    a->map[h] = m;
+    return 0;
+}
+
+void gsnap_adv__unmap_slabs(adv *a) {
+    for (int h = 0; h <= GSNAP_MAX_HOPS; h++) {
+        if (a->map[h]) munmap(a->map[h], (size_t)a->map_blocks[h] * GSNAP_SLAB_BLOCK);
+        free(a->verified[h]);
+        a->map[h] = NULL;
+        a->verified[h] = NULL;
     }
-    a->blk = a->bc + slot * GSNAP_SLAB_BLOCK;
-    a->bc_tag[slot] = 0;
-    if (b == 0 || b >= a->cat.blocks[h - 1] ||
-        pread(a->fd[h], a->blk, GSNAP_SLAB_BLOCK, (off_t)(b * GSNAP_SLAB_BLOCK)) != GSNAP_SLAB_BLOCK)
-        return gsnap_store__err(a->db, GSNAP_ECORRUPT, "snapshot %s hop %u block %llu: cannot read", a->name, h,
-                                (unsigned long long)b);
+}
+
+int gsnap_adv__read_block(adv *a, unsigned h, uint64_t b) {
+    if (b == 0 || b >= a->map_blocks[h])
+        return gsnap_store__err(a->db, GSNAP_ECORRUPT, "snapshot %s hop %u block %llu: cannot read (past the %s)",
+                                a->name, h, (unsigned long long)b, b ? "file's end or the block count" : "header");
+    a->blk = a->map[h] + b * GSNAP_SLAB_BLOCK;
+    if (a->verified[h][b]) return 0;
     if (gsnap_slab__block_verify(a->blk, b))
         return gsnap_store__err(a->db, GSNAP_ECHECKSUM, "snapshot %s hop %u block %llu: checksum mismatch", a->name, h,
                                 (unsigned long long)b);
-    a->bc_tag[slot] = ((b << 8) | h) + 1;
+    a->verified[h][b] = 1;
     return 0;
 }
 
@@ -108,8 +171,7 @@ int gsnap_adv__old_list(adv *a, unsigned h, uint64_t v, uint64_t *s, uint32_t *n
         int c, hd;
         if ((rc = old_list_read(a, h, v, s, n, &c, &r.est, &hd, &r.off))) return rc;
         r.n = *n; r.capped = (uint8_t)c; r.had = (uint8_t)hd; r.at = (uint32_t)a->ol_s.n;
-        for (uint32_t j = 0; j < *n; j++)
-            if ((rc = vpush(&a->ol_s, s[j]))) return rc;
+        if ((rc = gsnap_adv__vappend(&a->ol_s, s, *n))) return rc;
         if (a->nol == a->ol_cap) {
             size_t nc = a->ol_cap ? 2 * a->ol_cap : 1024;
             struct olrec *p = realloc(a->ol, nc * sizeof *p);
@@ -126,26 +188,36 @@ int gsnap_adv__old_list(adv *a, unsigned h, uint64_t v, uint64_t *s, uint32_t *n
     return 0;
 }
 
+/* The stored D_h(v) as ids, in stored (id) order, and its record (*had:
+ * a record with a list exists). */
+int gsnap_adv__old_ids(adv *a, unsigned h, uint64_t v, uint64_t *ids, uint32_t *n, struct gsnap_rec_hdr *hd, int *had) {
+    int ex, rc;
+    *n = 0;
+    *had = 0;
+    if ((rc = gsnap_adv__old_rec(a, h, v, hd, &ex)) || !ex || hd->slab_len == 0) return rc;
+    if (hd->slab_len > GSNAP_SLAB_BLOCK - GSNAP_SLAB_BLOCK_HDR || hd->slab_off % GSNAP_SLAB_BLOCK + hd->slab_len > GSNAP_SLAB_BLOCK)
+        return gsnap_store__err(a->db, GSNAP_ECORRUPT, "snapshot %s: bad slab pointer (hop %u, node %llu)", a->name, h,
+                                (unsigned long long)v);
+    if ((rc = gsnap_adv__read_block(a, h, hd->slab_off / GSNAP_SLAB_BLOCK))) return rc;
+    gsnap_slab_ptr sp = {hd->slab_off, hd->slab_len, hd->slab_xxh};
+    if ((rc = gsnap_slab__list_at(a->blk, hd->slab_off, v, &sp, ids, n)))
+        return gsnap_store__err(a->db, rc, "snapshot %s hop %u node %llu: list does not match its table entry", a->name,
+                                h, (unsigned long long)v);
+    *had = 1;
+    return 0;
+}
+
 static int old_list_read(adv *a, unsigned h, uint64_t v, uint64_t *s, uint32_t *n, int *capped, uint64_t *est,
                          int *had, uint64_t *off) {
     struct gsnap_rec_hdr hd;
-    int ex, rc;
-    *n = 0; *capped = 0; *est = 0; *had = 0; *off = 0;
-    if ((rc = gsnap_adv__old_rec(a, h, v, &hd, &ex)) || !ex || hd.slab_len == 0) return rc;
-    if (hd.slab_len > GSNAP_SLAB_BLOCK - GSNAP_SLAB_BLOCK_HDR || hd.slab_off % GSNAP_SLAB_BLOCK + hd.slab_len > GSNAP_SLAB_BLOCK)
-        return gsnap_store__err(a->db, GSNAP_ECORRUPT, "snapshot %s: bad slab pointer (hop %u, node %llu)", a->name, h,
-                                (unsigned long long)v);
-    if ((rc = gsnap_adv__read_block(a, h, hd.slab_off / GSNAP_SLAB_BLOCK))) return rc;
-    gsnap_slab_ptr sp = {hd.slab_off, hd.slab_len, hd.slab_xxh};
     uint64_t ids[GSNAP_SLAB_CAP];
-    if ((rc = gsnap_slab__list_at(a->blk, hd.slab_off, v, &sp, ids, n)))
-        return gsnap_store__err(a->db, rc, "snapshot %s hop %u node %llu: list does not match its table entry", a->name,
-                                h, (unsigned long long)v);
+    int rc;
+    *capped = 0; *est = 0; *off = 0;
+    if ((rc = gsnap_adv__old_ids(a, h, v, ids, n, &hd, had)) || !*had) return rc;
     for (uint32_t i = 0; i < *n; i++) s[i] = gsnap_snap__score(ids[i], a->key);
     gsnap_adv__sort_u64(s, *n, ids); /* scores ascending (ids is free now) */
     *capped = (hd.flags & GSNAP_REC_CAPPED) != 0;
     *est = hd.n_exact;
-    *had = 1;
     *off = hd.slab_off;
     return 0;
 }

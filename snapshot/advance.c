@@ -33,6 +33,7 @@ static void progress(adv *a, const char *phase, uint64_t done, uint64_t total) {
 static void adv_free(adv *a) {
     if (!a) return;
     gsnap_snap__release(a->lock_fd);
+    gsnap_adv__cursors_close(a);
     for (int h = 0; h <= GSNAP_MAX_HOPS; h++) {
         if (a->fd[h] >= 0) close(a->fd[h]);
         for (size_t i = 0; i < a->hs[h].n; i++) {
@@ -54,7 +55,8 @@ static void adv_free(adv *a) {
     free(a->nout_off.v); free(a->nout_ids.v);
     map_free(&a->c1);
     free(a->nin_off.v); free(a->nin_ids.v); free(a->c1_list.v);
-    free(a->nb); free(a->bc); free(a->bc_tag); free(a->scratch);
+    gsnap_adv__unmap_slabs(a);
+    free(a->scratch);
     free(a->ol); free(a->ol_s.v);
     free(a);
 }
@@ -88,11 +90,8 @@ static int setup(adv *a, const gsnap_advance_options *opts) {
         gsnap_snap__slab_path(db, a->name, h, path, sizeof path);
         if ((a->fd[h] = open(path, O_RDWR | O_CLOEXEC)) < 0)
             return gsnap_store__err(db, GSNAP_EIO, "snapshot %s: cannot open %s: %s", a->name, path, strerror(errno));
+        if ((rc = gsnap_adv__map_slab(a, h))) return rc;
     }
-    if (posix_memalign((void **)&a->bc, GSNAP_SLAB_BLOCK, (size_t)BCACHE * GSNAP_SLAB_BLOCK) ||
-        !(a->bc_tag = calloc(BCACHE, sizeof *a->bc_tag)))
-        return GSNAP_ENOMEM;
-    a->blk = a->bc;
     return 0;
 }
 
@@ -110,24 +109,43 @@ static int touched(adv *a, gsnap_read *rd) {
     return rc;
 }
 
+/* What only the recompute reads goes before the write and the commit
+ * (their peak memory): decoded stored lists, out-neighbours, the slab maps
+ * (mapped again by the write phase). */
+static void release_recompute(adv *a) {
+    for (int h = 0; h <= GSNAP_MAX_HOPS; h++) map_free(&a->ol_idx[h]);
+    free(a->ol); free(a->ol_s.v);
+    a->ol = NULL; a->nol = a->ol_cap = 0;
+    memset(&a->ol_s, 0, sizeof a->ol_s);
+    map_free(&a->nout_idx);
+    free(a->nout_off.v); free(a->nout_ids.v);
+    memset(&a->nout_off, 0, sizeof a->nout_off);
+    memset(&a->nout_ids, 0, sizeof a->nout_ids);
+    gsnap_adv__unmap_slabs(a);
+}
+
 /* Recompute in one read view of the old snapshot and the store. */
 static int recompute_phase(adv *a, const gsnap_advance_options *opts) {
     gsnap_read *rd = NULL;
     int rc = gsnap_read_begin(a->db, &rd);
     if (rc) return rc;
     a->rt = gsnap_read__txn(rd);
+    a->rd = rd;
     if (!(rc = setup(a, opts)) && !(rc = touched(a, rd))) {
         progress(a, "recompute", 0, a->p.hops);
         if (!(rc = gsnap_adv__recompute(a))) rc = gsnap_adv__load_free(a);
     }
-    gsnap_read_end(rd);
-    a->rt = NULL;
     /* nodes of C_1 all have their N(v) cached (the commit needs them) */
     for (size_t i = 0; i < a->c1_list.n && !rc; i++) {
         const uint64_t *xs;
         size_t n;
         rc = gsnap_adv__nin(a, a->c1_list.v[i], &xs, &n);
     }
+    gsnap_adv__cursors_close(a);
+    gsnap_read_end(rd);
+    a->rt = NULL;
+    a->rd = NULL;
+    release_recompute(a);
     return rc;
 }
 
@@ -140,8 +158,10 @@ static int write_phase(adv *a) {
     a->rt = gsnap_read__txn(rd);
     for (unsigned h = 1; h <= a->p.hops && !rc; h++) {
         progress(a, "write", h - 1, a->p.hops);
-        rc = gsnap_adv__rewrite_hop(a, h, oldest);
+        if (!(rc = gsnap_adv__map_slab(a, h))) rc = gsnap_adv__rewrite_hop(a, h, oldest);
     }
+    gsnap_adv__cursors_close(a);
+    gsnap_adv__unmap_slabs(a);
     gsnap_read_end(rd);
     a->rt = NULL;
     return rc;

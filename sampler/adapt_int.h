@@ -19,7 +19,11 @@
  *     grew past core_max_bytes; never inside a batch.
  *   - With core_max_bytes, between batches: members * member_bytes + the
  *     run-time core's own arrays (freq, the window's lists at their
- *     allocated size, the ring's per-batch words) <= core_max_bytes.
+ *     allocated size, the ring's per-batch words) <= core_max_bytes,
+ *     except while a background refresh (gsnap_sampler_refresh_async) is
+ *     in flight: membership is frozen then (the refresher reads it), so the
+ *     window's lists may pass the bound until the batch after it is waited
+ *     for, when the coldest members leave.
  */
 #ifndef GSNAP_SAMPLER_ADAPT_INT_H
 #define GSNAP_SAMPLER_ADAPT_INT_H

@@ -6,6 +6,7 @@
  * calls it back.
  */
 #include "sampler/sampler_int.h"
+#include "sampler/shared_int.h"
 #include "snapshot/snapshot.h"
 #include <stdlib.h>
 #include <string.h>
@@ -181,6 +182,8 @@ static int finish_open(gsnap_sampler *s) {
         } else if (!s->shm || (arc = gsnap_samp__shared_attach(s, 0)) != 0) {
             if ((rc = gsnap_samp__lazy_attach(s))) return rc; /* FCR / FSCR: lazy.c (not with a shared image) */
             if ((rc = gsnap_samp__image_build(s->im, s->src, &s->rp, 0))) return rc;
+        } else {
+            gsnap_samp__shared_gc(s, s->im->gen, 1); /* opened on a published image: what else is left over goes */
         }
         if (!s->im->map && (rc = gsnap_samp__shared_sync(s, arc == GSNAP_ECORRUPT ? 2 : 1))) return rc;
         s->st.t_load += gsnap_now() - t0;

@@ -226,14 +226,23 @@ int gsnap_samp__shared_attach(gsnap_sampler *s, uint64_t gen) {
     /* no symlink followed, no wait on a FIFO someone put under this name */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) return errno == ELOOP ? refuse(s, path, "a symbolic link") : GSNAP_NOTFOUND;
-    if (gsnap_samp__shared_locked(fd, path)) { /* removed meanwhile (shared_gc.c) */
+    /* the owner first: a file of another user is refused before its lock
+     * could make this process wait on that user */
+    const char *why = owner_check(fd);
+    if (why) {
         close(fd);
-        return GSNAP_NOTFOUND;
+        return refuse(s, path, why);
+    }
+    int lk = gsnap_samp__shared_locked(fd, path);
+    if (lk) {
+        close(fd);
+        if (lk == -1) return GSNAP_NOTFOUND; /* removed meanwhile (shared_gc.c) */
+        snprintf(sh->why, sizeof sh->why, "%s: locked by another process; serving a private image", path);
+        return GSNAP_EBUSY;
     }
     void *m = NULL;
     shm_layout l;
-    const char *why = owner_check(fd);
-    if (!why) why = verify_map(s, fd, gen, &m, &l);
+    why = verify_map(s, fd, gen, &m, &l);
     if (why) {
         close(fd);
         return refuse(s, path, why);
@@ -343,6 +352,10 @@ int gsnap_samp__shared_sync(gsnap_sampler *s, int at_open) {
     int rc = at_open == 2 ? GSNAP_ECORRUPT : gsnap_samp__shared_attach(s, im->gen), hold = -1;
     if (rc == 0) {
         gsnap_samp__shared_gc(s, im->gen, at_open != 0); /* shared_gc.c */
+        return 0;
+    }
+    if (rc == GSNAP_EBUSY) { /* held by another process: private until the next generation */
+        s->st.shared_bytes = 0;
         return 0;
     }
     int replace = rc == GSNAP_ECORRUPT;

@@ -12,8 +12,11 @@
  *
  * Removal: a file is unlinked only after an exclusive non-blocking lock on it
  * succeeds (nobody maps it) and a stat of the name still shows the locked
- * inode. An opener locks (shared, blocking: the remover holds its lock only
- * for the stat and unlink) and then checks that the name still points to
+ * inode. An opener locks (shared, without blocking: a few tries over at most
+ * GSNAP_SHM_LOCK_TRIES ms, since a remover holds its lock only for the stat
+ * and unlink; a lock held longer, by a stopped process or by a file planted
+ * under this name, makes the opener serve its private image instead of
+ * waiting on it) and then checks that the name still points to
  * the inode it locked (shared.c: shared_locked); if not, the file was
  * removed between its open and its lock and it treats the image as not
  * published. Either the opener's lock comes first (the remover's try fails)
@@ -39,6 +42,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Unlink path if no process holds a lock on it and the name still shows the
@@ -66,8 +70,13 @@ static int writer_gone(const char *tmp) {
 
 int gsnap_samp__shared_locked(int fd, const char *path) {
     struct stat a, b;
-    if (flock(fd, LOCK_SH) != 0) /* no locks here (a file system without flock) */
-        return errno == EINTR ? -1 : 0;
+    for (int i = 0;; i++) {
+        if (flock(fd, LOCK_SH | LOCK_NB) == 0) break;
+        if (errno != EWOULDBLOCK && errno != EINTR) return 0; /* no locks here (no flock) */
+        if (i + 1 >= GSNAP_SHM_LOCK_TRIES) return -2;
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
     if (fstat(fd, &a) || stat(path, &b) || a.st_dev != b.st_dev || a.st_ino != b.st_ino ||
         a.st_nlink == 0)
         return -1; /* removed (or replaced) between the open and the lock */

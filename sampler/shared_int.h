@@ -49,8 +49,12 @@ struct gsnap_samp__shared {
 /* (Re)make s->shm's key from the sampler's parameters. */
 int gsnap_samp__shared_key(gsnap_sampler *s);
 
-/* shared_gc.c: fd (open on path) share-locked; then 0, or -1 when the name
- * no longer shows that file (removed between the open and the lock). */
+/* shared_gc.c: fd (open on path) share-locked; then 0, -1 when the name
+ * no longer shows that file (removed between the open and the lock), or -2
+ * when another process held an exclusive lock on it through
+ * GSNAP_SHM_LOCK_TRIES tries 1 ms apart (never an unbounded wait: the file
+ * may be another user's or held by a stopped process). */
+#define GSNAP_SHM_LOCK_TRIES 100
 int gsnap_samp__shared_locked(int fd, const char *path);
 /* Remove the unlocked files of s's key: generations below gen - 1 (at_open:
  * all but gen) and temporary files of writers that are gone. */

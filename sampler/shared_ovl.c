@@ -60,6 +60,7 @@ static uint32_t *record(gsnap_samp__image *im, gsnap_samp__hotc *h, uint64_t v) 
     if (h->ovix[v]) return h->ovrec + (size_t)(h->ovix[v] - 1) * h->stride;
     if (h->ovn == h->ovcap) {
         size_t cap = h->ovcap ? 2 * h->ovcap : 1024;
+        if (cap > nn) cap = nn; /* at most one record per node */
         uint32_t *r = realloc(h->ovrec, cap * h->stride * sizeof *r);
         if (!r) return NULL;
         h->ovrec = r;

@@ -4,11 +4,15 @@
  * a process still maps survives another process moving far ahead (and that
  * process keeps giving the private run's batches); a sampler process killed
  * with SIGKILL leaves files (and a dead writer's temporary file) that the
- * next sampler opened on the directory removes. */
+ * next sampler opened on the directory removes, also when that sampler
+ * opens on a published generation 0; a file another process holds an
+ * exclusive lock on never makes an opener wait (it serves its private image
+ * and says why). */
 #include "test.h"
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -207,6 +211,114 @@ static void test_killed(void) {
     free(shm);
 }
 
+/* A dead writer's temporary file for generation g beside the images of dir
+ * (named after any image there). */
+static void plant_dead_tmp(const char *shm, int g) {
+    pid_t dead = fork();
+    if (dead == 0) _exit(0);
+    waitpid(dead, NULL, 0);
+    char any[300] = "", name[700];
+    DIR *d = opendir(shm);
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (strstr(e->d_name, ".img") && !strstr(e->d_name, ".tmp")) snprintf(any, sizeof any, "%s", e->d_name);
+    if (d) closedir(d);
+    char *p = strstr(any, "-g");
+    CHECK(p != NULL);
+    if (!p) return;
+    snprintf(name, sizeof name, "%s/%.*s-g%d.img.tmp.%ld.1", shm, (int)(p - any), any, g, (long)dead);
+    int t = open(name, O_CREAT | O_WRONLY, 0600);
+    CHECK(t >= 0);
+    if (t >= 0) close(t);
+}
+
+/* Killed at generation 1 (0 and 1 left, and a dead writer's temporary
+ * file): the next sampler opens on the published generation 0 and removes
+ * generation 1 and the temporary file. */
+static void test_open_on_g0(void) {
+    char *shm = subdir("g0");
+    int fd[2];
+    CHECK(pipe(fd) == 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        handle h;
+        open_one(shm, &h);
+        sample(&h, 0, 3, NULL); /* generation 1 */
+        char c = 1;
+        if (write(fd[1], &c, 1) != 1) _exit(1);
+        for (;;) pause();
+    }
+    char c;
+    CHECK(read(fd[0], &c, 1) == 1);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    close(fd[0]);
+    close(fd[1]);
+    plant_dead_tmp(shm, 2);
+    int tmp;
+    uint64_t before = gens_in(shm, &tmp);
+    CHECK_MSG(before == 3 && tmp == 1, "before: %#llx, %d tmp", (unsigned long long)before, tmp);
+    handle h;
+    open_one(shm, &h);
+    gsnap_sampler_stats st;
+    gsnap_sampler_stats_get(h.s, &st);
+    CHECK_MSG(st.shared_attached == 1 && st.shared_published == 0,
+              "not opened on the published generation 0 (attached %llu, published %llu)",
+              (unsigned long long)st.shared_attached, (unsigned long long)st.shared_published);
+    uint64_t after = gens_in(shm, &tmp);
+    CHECK_MSG(after == 1 && tmp == 0, "left after an open on generation 0: %#llx, %d tmp",
+              (unsigned long long)after, tmp);
+    close_one(&h);
+    free(shm);
+}
+
+/* Another process holds an exclusive lock on the published generation 0
+ * (a remover stopped between its lock and its unlink, or a planted file):
+ * an open returns at once, serves the private run's batches and says why. */
+static void test_locked_elsewhere(void) {
+    char *shm = subdir("locked");
+    int nb = 6;
+    uint64_t priv[6], got[6];
+    handle p;
+    open_one(NULL, &p);
+    sample(&p, 0, nb, priv);
+    close_one(&p);
+    open_one(shm, &p); /* publishes generation 0 */
+    close_one(&p);
+    char g0[700] = "";
+    DIR *d = opendir(shm);
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (strstr(e->d_name, "-g0.img") && !strstr(e->d_name, ".tmp")) snprintf(g0, sizeof g0, "%s/%s", shm, e->d_name);
+    if (d) closedir(d);
+    CHECK_MSG(g0[0], "generation 0 was not published in %s", shm);
+    int fd[2];
+    CHECK(pipe(fd) == 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int f = open(g0, O_RDONLY);
+        char c = f >= 0 && flock(f, LOCK_EX) == 0;
+        if (write(fd[1], &c, 1) != 1) _exit(1);
+        for (;;) pause();
+    }
+    char c = 0;
+    CHECK(read(fd[0], &c, 1) == 1 && c == 1);
+    alarm(30); /* before the fix the open waited here for as long as the lock was held */
+    handle h;
+    open_one(shm, &h);
+    sample(&h, 0, nb, got);
+    alarm(0);
+    CHECK(memcmp(priv, got, sizeof priv) == 0);
+    const char *note = gsnap_sampler_shared_note(h.s);
+    CHECK_MSG(note && strstr(note, "locked by another process") != NULL, "note: %s", note ? note : "(none)");
+    close_one(&h);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    close(fd[0]);
+    close(fd[1]);
+    free(shm);
+}
+
 int main(void) {
     dbdir = test_tmpdir("shgc-db");
     shmroot = test_tmpdir("shgc-shm");
@@ -214,6 +326,8 @@ int main(void) {
     test_two_processes();
     test_mapped_kept();
     test_killed();
+    test_open_on_g0();
+    test_locked_elsewhere();
     test_rmdir(dbdir);
     test_rmdir(shmroot);
     free(dbdir);

@@ -52,7 +52,11 @@ int gsnap_samp__hot_build(gsnap_samp__image *im) {
         /* lazy refreshes: the u64 entries are at lz_base (the views are built
          * once, right after the generation-0 build) */
         uint64_t gen = im->lazy ? im->lz_base : im->gen;
-        for (uint64_t v = 0; v < im->nnodes; v++) copy_entry(c, h, v, gen);
+        for (uint64_t v = 0; v < im->nnodes; v++) {
+            copy_entry(c, h, v, gen);
+            uint32_t *sl = h->slot + v * h->stride;
+            if (im->lazy && gsnap_samp__lazy_all(im, sl, c->cap, v)) sl[1] = GSNAP_SAMP_LZ_ALL;
+        }
     }
     im->hot_ok = 1;
     return 0;

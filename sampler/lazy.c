@@ -22,8 +22,17 @@
  * (tests/test_sampler_lazy.c checks batches and the whole image against the
  * eager path); the cost is proportional to the entries the batches touch.
  *
+ * An entry that holds every neighbour of its node (d <= cap) never changes:
+ * FCR's draw of min(cap, d) of d ids is then the whole list in its order
+ * (gsnap_samp__choose with k >= n), and an FSCR step keeps every id and
+ * draws none (nothing is left to draw). Such an entry is stamped LZ_ALL when
+ * the view is built (gsnap_samp__lazy_all) and is never advanced: no redraw
+ * per generation, and with workers its lines are never written again, so the
+ * cores keep sharing them (a redraw that writes the same ids still takes the
+ * lines away from the other core's cache).
+ *
  * The serving slot is [count, stamp, ids...] (hot.c). Stamp: generation &
- * LZ_MASK; LZ_UNC for an uncached node; the LZ_BUSY bit while a thread
+ * LZ_MASK; LZ_UNC for an uncached node; LZ_ALL (above); the LZ_BUSY bit while a thread
  * advances the entry (workers share the image: the first to set BUSY by
  * compare-and-swap advances it, the others wait for the stamp; a slot is
  * read only once its stamp is the current generation, with acquire order).
@@ -38,6 +47,7 @@
 #define LZ_MASK GSNAP_SAMP_LZ_MASK
 #define LZ_BUSY GSNAP_SAMP_LZ_BUSY
 #define LZ_UNC GSNAP_SAMP_LZ_UNC
+#define LZ_ALL GSNAP_SAMP_LZ_ALL
 
 int gsnap_samp__lazy_off = 0; /* tests: 1 = the eager whole-cache refreshes */
 uint64_t gsnap_samp__lazy_gap_max = LZ_MASK / 2; /* tests make it small */
@@ -108,6 +118,15 @@ void gsnap_samp__lazy_nbrs(const gsnap_samp__lazy *lz, uint64_t v, const uint32_
     if (v >= lz->n) return;
     *ids = lz->adj + lz->off[v];
     *n = (size_t)(lz->off[v + 1] - lz->off[v]);
+}
+
+int gsnap_samp__lazy_all(const gsnap_samp__image *im, const uint32_t *slot, uint32_t cap,
+                         uint64_t v) {
+    if (!im->lazy || !im->lz_off || v >= im->nnodes) return 0;
+    uint32_t cnt = slot[0];
+    uint64_t d = im->lz_off[v + 1] - im->lz_off[v];
+    if (cnt == GSNAP_SAMP_UNCACHED || cnt != d || d > cap) return 0;
+    return memcmp(slot + 2, im->lz_adj + im->lz_off[v], (size_t)d * sizeof *slot) == 0;
 }
 
 void gsnap_samp__lazy_capture_end(gsnap_samp__lazy *lz, const uint64_t **off,
@@ -305,7 +324,7 @@ int gsnap_samp__lazy_touch(gsnap_samp__image *im, unsigned ci, uint64_t v,
     uint32_t *sl = h->slot + v * h->stride, want = (uint32_t)(im->gen & LZ_MASK), st;
     for (;;) {
         st = __atomic_load_n(&sl[1], __ATOMIC_ACQUIRE);
-        if (st == want || st == LZ_UNC) return 0;
+        if (st == want || st == LZ_UNC || st == LZ_ALL) return 0;
         if (st & LZ_BUSY) { /* another worker advances it */
             sched_yield();
             continue;
@@ -349,7 +368,7 @@ long gsnap_samp__entry_now(const gsnap_samp__image *im, unsigned ci, uint64_t v,
     uint64_t rep = 0, reached = 0;
     long rc = ids ? 0 : -1;
     if (ids) memcpy(ids, sl + 2, (size_t)cnt * sizeof *ids);
-    if (ids && s1 != want &&
+    if (ids && s1 != want && s1 != LZ_ALL &&
         advance(im->lz, ci, cap, v, &cnt, ids, im->gen - ((want - s1) & LZ_MASK), im->gen, &sc,
                 &rep, &reached))
         rc = -1;

@@ -148,9 +148,10 @@ static inline void prefetch_ahead(const gsnap_samp__image *im, const gsnap_samp_
         __builtin_prefetch(p + hc->stride - 1);
     }
     for (int k = 0; lazy && k < 2; k++) {
-        uint32_t a = i + 4 - 2 * (uint32_t)k;
+        uint32_t a = i + 4 - 2 * (uint32_t)k, st;
         if (a < ndst && dst[a] < nn &&
-            __atomic_load_n(&hc->slot[dst[a] * hc->stride + 1], __ATOMIC_RELAXED) != want)
+            (st = __atomic_load_n(&hc->slot[dst[a] * hc->stride + 1], __ATOMIC_RELAXED)) != want &&
+            st != GSNAP_SAMP_LZ_ALL)
             __builtin_prefetch(k ? (const void *)(im->lz_adj + im->lz_off[dst[a]])
                                  : (const void *)(im->lz_off + dst[a]));
     }
@@ -188,7 +189,7 @@ static int serve_rows(gsnap_sampler *s, unsigned h, const uint64_t *dst, uint32_
             if (lazy) {
                 uint32_t st = __atomic_load_n(&sl[1], __ATOMIC_ACQUIRE);
                 hit = st != GSNAP_SAMP_LZ_UNC;
-                if (hit && st != want) {
+                if (hit && st != want && st != GSNAP_SAMP_LZ_ALL) {
                     if ((rc = gsnap_samp__lazy_touch(s->im, ci, v, &s->sc, &rep))) return rc;
                     redrawn++;
                 }

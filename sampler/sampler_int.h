@@ -257,13 +257,16 @@ int gsnap_samp__entry_refresh_at(gsnap_samp__cache *c, uint64_t at, unsigned hop
 
 /* lazy.c: FCR / FSCR whole-cache refreshes on first touch ---------------- */
 /* Serving-slot stamp words (slot[1]): generation & MASK, UNC = uncached, BUSY
- * bit while a thread advances the entry. */
-#define GSNAP_SAMP_LZ_MASK 0x7FFFFFFFu
+ * bit while a thread advances the entry (a busy stamp is below 0xC0000000,
+ * so never UNC or ALL), ALL = the entry holds every neighbour of its node
+ * (lazy images): the same in every generation, never advanced (lazy.c). */
+#define GSNAP_SAMP_LZ_MASK 0x3FFFFFFFu
 #define GSNAP_SAMP_LZ_BUSY 0x80000000u
 #define GSNAP_SAMP_LZ_UNC 0xFFFFFFFFu
+#define GSNAP_SAMP_LZ_ALL 0xFFFFFFFEu
 extern int gsnap_samp__lazy_off; /* tests: 1 = eager whole-cache refreshes */
 /* A refresh that would leave an entry more generations behind than this
- * advances every entry first (2^30: the 31-bit stamps stay unambiguous;
+ * advances every entry first (2^29: the 30-bit stamps stay unambiguous;
  * tests make it small). */
 extern uint64_t gsnap_samp__lazy_gap_max;
 /* Without a snapshot, frozen: attach to s->im, before its generation-0
@@ -281,6 +284,10 @@ void gsnap_samp__lazy_free(gsnap_samp__lazy *lz);
 int gsnap_samp__lazy_capture(gsnap_samp__lazy *lz, uint64_t node, const uint64_t *ids, size_t n);
 void gsnap_samp__lazy_capture_end(gsnap_samp__lazy *lz, const uint64_t **off,
                                   const uint32_t **adj);
+/* Whether node v's serving slot (cap ids) of a lazy image holds every
+ * neighbour of v in the list's order: the same entry in every generation. */
+int gsnap_samp__lazy_all(const gsnap_samp__image *im, const uint32_t *slot, uint32_t cap,
+                         uint64_t v);
 /* A refresh: generation + 1, gamma[i] the share of cache i (FSCR); O(1). */
 int gsnap_samp__lazy_bump(gsnap_samp__image *im, const double *gamma);
 /* Bring node v's entry of cache ci to the image's generation (thread-safe

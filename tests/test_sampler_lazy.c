@@ -8,7 +8,8 @@
  * of every entry at the current generation) before and after advancing
  * every entry; refreshes that cost only what the batches touch. PSCR's
  * in-batch refreshes from the lists captured at open give the same batches
- * as from the store. On an in-memory versioned graph
+ * as from the store. Entries that hold every neighbour are never redrawn.
+ * On an in-memory versioned graph
  * (tests/test_sampler_src.h) and on a store. */
 #include "test.h"
 #include "test_sampler_src.h"
@@ -148,6 +149,82 @@ static void test_workers_equal(void) {
     tsrc_destroy(&t->base);
 }
 
+/* Entries that hold every neighbour of their node (d <= cap) are the same in
+ * every generation: they are stamped ALL when the view is built and never
+ * redrawn (lazy.c), on 1..3 workers, and the batches and the whole image are
+ * still the eager path's. Graph `lo`: every degree below both caps (5 and 7
+ * with alpha 2: caps 10 and 14), so no lazy redraw at all; graph `mixed`:
+ * low degrees and hubs, so the hubs' entries are still redrawn. Period 1:
+ * every batch is a new generation. */
+static void test_complete_entries(void) {
+    tsrc *lo = tsrc_new();
+    for (uint64_t v = 0; v < 1500; v++)
+        for (uint64_t i = 0, d = test_rand(&rng) % 10; i < d; i++)
+            tsrc_add(lo, test_rand(&rng) % 1500, v, 1);
+    tsrc_add(lo, 0, 1499, 1);
+    tsrc_index(lo);
+    tsrc *mixed = make_graph(1500, 40);
+    int nb = test_small() ? 8 : 24;
+    for (int gi = 0; gi < 2; gi++) {
+        tsrc *t = gi ? mixed : lo;
+        for (size_t mi = 0; mi < sizeof modes / sizeof *modes; mi++) {
+            gsnap_sample_mode m = (gsnap_sample_mode)modes[mi];
+            void *ref[32] = {0};
+            size_t rlen[32] = {0};
+            uint64_t ref_sum = 0;
+            for (unsigned w = 0; w <= 3; w++) { /* w = 0: eager, one thread */
+                gsnap_sampler_options o = opts(m, 1, w ? w : 1);
+                gsnap_sampler *s = open_on(t, &o, w != 0);
+                CHECK(s != NULL);
+                if (!s) continue;
+                /* the stamps: ALL exactly where the entry holds N(v) */
+                uint64_t nall = 0, nbad = 0;
+                for (unsigned ci = 0; w && ci < s->im->ncache; ci++) {
+                    const gsnap_samp__hotc *h = &s->im->hot[ci];
+                    for (uint64_t v = 0; h->slot && v < s->im->nnodes; v++) {
+                        const uint32_t *sl = h->slot + v * h->stride;
+                        uint64_t d = s->im->lz_off[v + 1] - s->im->lz_off[v];
+                        int all = sl[0] != GSNAP_SAMP_UNCACHED && d <= h->stride - 2 && sl[0] == d;
+                        nall += all;
+                        nbad += all != (sl[1] == GSNAP_SAMP_LZ_ALL);
+                    }
+                }
+                CHECK_MSG(nbad == 0 && (w == 0 || nall > 0), "%s: %llu stamps wrong, %llu ALL",
+                          gsnap_sample_mode_name(m), (unsigned long long)nbad,
+                          (unsigned long long)nall);
+                int same = 1;
+                for (int i = 0; i < nb; i++) {
+                    const void *buf;
+                    size_t len;
+                    OK(gsnap_sampler_next(s, NULL, 150, &buf, &len));
+                    if (w == 0) {
+                        ref[i] = malloc(len);
+                        memcpy(ref[i], buf, len);
+                        rlen[i] = len;
+                    } else if (len != rlen[i] || memcmp(buf, ref[i], len) != 0) {
+                        same = 0;
+                    }
+                }
+                gsnap_sampler_stats st;
+                gsnap_sampler_stats_get(s, &st);
+                uint64_t sum = gsnap_sampler_cache_checksum(s);
+                if (w == 0) ref_sum = sum;
+                CHECK_MSG(same && sum == ref_sum, "graph %d, mode %s, %u workers", gi,
+                          gsnap_sample_mode_name(m), w);
+                if (w && gi == 0) /* nothing to redraw: every entry holds N(v) */
+                    CHECK_MSG(st.refreshed_entries == 0, "%s, %u workers: %llu redraws",
+                              gsnap_sample_mode_name(m), w,
+                              (unsigned long long)st.refreshed_entries);
+                if (w && gi == 1) CHECK(st.refreshed_entries > 0); /* the hubs */
+                gsnap_sampler_close(s);
+            }
+            for (int i = 0; i < nb; i++) free(ref[i]);
+        }
+    }
+    tsrc_destroy(&lo->base);
+    tsrc_destroy(&mixed->base);
+}
+
 /* On a store (LMDB scan at open, threshold split), through the public open. */
 static void test_store_equal(void) {
     char *dir = test_tmpdir("lazy");
@@ -202,6 +279,7 @@ int main(void) {
     test_batches_equal();
     gsnap_samp__lazy_gap_max = GSNAP_SAMP_LZ_MASK / 2;
     test_workers_equal();
+    test_complete_entries();
     test_store_equal();
     TEST_DONE();
 }

@@ -35,8 +35,11 @@
  *
  * --only MODE --no-csr runs one mode alone (for `perf record`);
  * `--profile-workers N` runs only N workers on that mode (default fscr), once,
- * and prints batches/s, CPU seconds per batch and the bytes of a batch (for
+ * and prints batches/s, CPU seconds per batch, the bytes of a batch and the
+ * entries redrawn per batch by lazy refreshes (stats.refreshed_entries) (for
  * `perf stat` / `perf record` of 1 worker against N).
+ * bench/run_workers_ab.sh runs the 2-vs-1 comparison on the issue's cases,
+ * optionally against an older build.
  */
 #include "graphsnap.h"
 #include <stdio.h>
@@ -165,7 +168,7 @@ typedef struct {
     csr_layer ly[GSNAP_MAX_LAYERS + 1];
 } csr_run_ctx;
 
-typedef struct { double eps, eps_sync, csr_eps, refresh_per_batch, wait_per_batch, secs, cpu, bytes; uint64_t edges; } lib_res;
+typedef struct { double eps, eps_sync, csr_eps, refresh_per_batch, wait_per_batch, secs, cpu, bytes; uint64_t edges, redrawn; } lib_res;
 static double cpu_now(void);
 
 /* The library over `batches` batches; with c, the CSR sampler runs the same
@@ -217,6 +220,7 @@ static lib_res lib_run(gsnap_db *db, gsnap_sample_mode mode, const int32_t *fan,
     gsnap_sampler_stats st;
     gsnap_sampler_stats_get(s, &st);
     r.edges = st.edges;
+    r.redrawn = st.refreshed_entries;
     r.eps = (double)st.edges / r.secs;
     r.csr_eps = c ? (double)ce / tc : 0;
     r.refresh_per_batch = st.t_refresh / (batches ? batches : 1);
@@ -367,8 +371,9 @@ int main(int argc, char **argv) {
         gsnap_sample_mode pm = GSNAP_MODE_FSCR;
         if (only) gsnap_sample_mode_parse(only, &pm);
         lib_res a = lib_run(db, pm, fan, L, period, profile, seeds, n, bsize, batches, NULL, 1);
-        say("%s: %u workers: %.1f batches/s, CPU seconds per batch %.3g, %.0f bytes per batch\n",
-            gsnap_sample_mode_name(pm), profile, batches / a.secs, a.cpu / batches, a.bytes);
+        say("%s: %u workers: %.1f batches/s, CPU seconds per batch %.3g, %.0f bytes per batch, "
+            "%.0f entries redrawn per batch\n", gsnap_sample_mode_name(pm), profile,
+            batches / a.secs, a.cpu / batches, a.bytes, (double)a.redrawn / batches);
         return 0;
     }
     static const gsnap_sample_mode modes[] = {GSNAP_MODE_FCR, GSNAP_MODE_FCR_SC, GSNAP_MODE_PSCR,
@@ -407,12 +412,13 @@ int main(int argc, char **argv) {
          * library's own random seeds (seeds NULL), which workers need */
         gsnap_sample_mode wm = GSNAP_MODE_FSCR;
         if (only) gsnap_sample_mode_parse(only, &wm);
-        double r1 = 0, rn = 0, spin = 0, c1 = 0, cn = 0;
+        double r1 = 0, rn = 0, spin = 0, c1 = 0, cn = 0, red = 0;
         for (int round = 0; round < 2; round++) {
             lib_res a = lib_run(db, wm, fan, L, period, 1, seeds, n, bsize, batches, NULL, 1);
             lib_res b = lib_run(db, wm, fan, L, period, workers, seeds, n, bsize, batches, NULL, 1);
             c1 += a.cpu;
             cn += b.cpu;
+            red += (double)a.redrawn / (2.0 * batches);
             r1 += batches / a.secs;
             rn += batches / b.secs;
             spin += spin_ceiling(workers, 0.5 * (a.secs + b.secs) / 2) / 2;
@@ -426,6 +432,7 @@ int main(int argc, char **argv) {
         say("%s: CPU seconds per batch: 1 worker %.3g, %u workers %.3g: work efficiency %.2f\n",
             gsnap_sample_mode_name(wm), c1 / (2.0 * batches), workers, cn / (2.0 * batches),
             c1 / (cn > 0 ? cn : 1));
+        say("%s: lazy redraws per batch (1 worker): %.0f\n", gsnap_sample_mode_name(wm), red);
     }
     FILE *la = fopen("/proc/loadavg", "r");
     char lbuf[128] = "?";

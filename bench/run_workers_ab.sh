@@ -27,7 +27,7 @@
 #   make -C /tmp/w17-base -j2 all tools build/bench/bench_hotpath
 #   OLD=/tmp/w17-base/build sh bench/run_workers_ab.sh
 # Results: $NEW/bench/workers-ab-YYYYmmdd-HHMMSS.txt (every bench line) and
-# the summary table at its end. About 10 s per case and build on 2 cores.
+# the summary table at its end. 10-20 s per run on 2 free cores (24 runs with OLD).
 set -eu
 cd "$(dirname "$0")/.."
 NEW=${NEW:-build}

@@ -374,6 +374,11 @@ int main(int argc, char **argv) {
         say("%s: %u workers: %.1f batches/s, CPU seconds per batch %.3g, %.0f bytes per batch, "
             "%.0f entries redrawn per batch\n", gsnap_sample_mode_name(pm), profile,
             batches / a.secs, a.cpu / batches, a.bytes, (double)a.redrawn / batches);
+        gsnap_db_close(db); /* and its directory (it used to stay in /tmp) */
+        char rm[600];
+        snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+        if (system(rm) != 0) fprintf(stderr, "could not remove %s\n", dir);
+        fclose(outf);
         return 0;
     }
     static const gsnap_sample_mode modes[] = {GSNAP_MODE_FCR, GSNAP_MODE_FCR_SC, GSNAP_MODE_PSCR,

@@ -402,6 +402,10 @@ int gsnap_samp__next_parallel(gsnap_sampler *s, size_t nseeds, const void **buf,
     if ((rc = ensure_contexts(s))) return rc;
     if (!s->pool && (rc = pool_start(s))) return rc;
     if ((rc = gsnap_sampler__before_batch(s))) return rc; /* refresh swap, read view */
+    /* the workers read through views of their own: this thread must not hold
+     * one while it waits for them, or a map growth pending meanwhile (which
+     * waits for every view) holds their views back (store/mapgate.c, I4) */
+    s->src->end(s->src);
     /* the round: batches b .. b+m-1, short of the next refresh */
     unsigned m = ROUND_MAX;
     if (s->o.period && s->im) {

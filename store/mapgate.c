@@ -29,6 +29,14 @@
  *      its hold before the write lock), then db->lock (short, never held
  *      while waiting on anything but gate_cv). Nothing waits for a hold or
  *      a remap while holding db->write_lock.
+ *  I4. A thread holding a view may wait for another thread of its own
+ *      (the sampler's main thread waits for its workers, which begin views
+ *      of their own; an application may do the same), which the library
+ *      cannot see. So a remap whose holds have not drained within
+ *      GATE_STUCK_MS while threads wait at the gate lets those threads in
+ *      (gate_epoch: a waiter passes once the epoch moved since it began to
+ *      wait) and keeps waiting for the holds: such a wait delays the
+ *      growth, never deadlocks it. Threads that arrive later wait again.
  * So a thread holding a view waits only for write_lock, whose holder is in
  * a write txn and waits for nothing of the gate (I2, I3); remaps wait for
  * holds, and their waiters hold nothing (I1): the wait-for graph has no
@@ -46,6 +54,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <time.h>
+
+#define GATE_STUCK_MS 20 /* I4 */
 
 static _Thread_local int tls_holds; /* map holds of this thread, all dbs */
 
@@ -58,8 +69,12 @@ static int lost_err(gsnap_db *db) {
  * with a pooled txn). Waits while a remap is pending unless this thread
  * already holds (I2). 0, or 1 when the map is lost (no hold taken). */
 int gsnap_store__map_hold_locked(gsnap_db *db) {
-    if (tls_holds == 0)
-        while (db->remap_waiting) pthread_cond_wait(&db->gate_cv, &db->lock);
+    if (tls_holds == 0 && db->remap_waiting) {
+        uint64_t epoch = db->gate_epoch;
+        db->gate_queued++;
+        while (db->remap_waiting && db->gate_epoch == epoch) pthread_cond_wait(&db->gate_cv, &db->lock);
+        db->gate_queued--;
+    }
     if (db->map_lost) return 1;
     db->map_holds++;
     tls_holds++;
@@ -134,7 +149,20 @@ int gsnap_store__remap(gsnap_db *db, size_t seen) {
     int rc = 0, mrc = 0;
     pthread_mutex_lock(&db->lock);
     db->remap_waiting++;
-    while (db->map_holds > 0) pthread_cond_wait(&db->gate_cv, &db->lock);
+    while (db->map_holds > 0) {
+        struct timespec dl;
+        clock_gettime(CLOCK_REALTIME, &dl);
+        dl.tv_nsec += GATE_STUCK_MS * 1000000L;
+        if (dl.tv_nsec >= 1000000000L) {
+            dl.tv_sec++;
+            dl.tv_nsec -= 1000000000L;
+        }
+        if (pthread_cond_timedwait(&db->gate_cv, &db->lock, &dl) == ETIMEDOUT && db->map_holds > 0 &&
+            db->gate_queued > 0) { /* I4: a holder may wait for one of them */
+            db->gate_epoch++;
+            pthread_cond_broadcast(&db->gate_cv);
+        }
+    }
     if (db->map_lost) {
         rc = 1;
     } else if (!(rc = remap_size(db, seen, &size, msg, sizeof msg)) && size) {

@@ -188,6 +188,8 @@ struct gsnap_db {
     /* the map gate (mapgate.c): txns holding the map, threads waiting to
      * remap it, a failed remap; gate_cv signals both ways */
     int map_holds, remap_waiting, map_lost;
+    int gate_queued;        /* threads waiting at the gate for a remap to pass */
+    uint64_t gate_epoch;    /* bumped when a stuck remap lets the queued threads in */
     pthread_cond_t gate_cv;
     int batch_open;
     struct gsnap_batch *batch;    /* the open batch (aborted by close) */

@@ -16,6 +16,9 @@
  *     view is ended;
  *  5. a writer needing several growths is not starved by threads that keep
  *     opening short views, while another thread writes under a view;
+ *  7. a thread holds a read view and waits for another thread that begins
+ *     one (the sampler's main thread waits for its workers so) while a third
+ *     thread's write waits to grow the map;
  *  6. a growth the address space cannot hold (RLIMIT_AS) fails with
  *     GSNAP_ENOMEM and leaves the map as it was (LMDB unmaps the file before
  *     it maps the new length: a failure there would leave no map at all).
@@ -449,6 +452,51 @@ static void growth_refused(void) {
     free(dir);
 }
 
+/* ---- 7: a view's holder waits for a thread that begins a view --------------- */
+
+static gsnap_db *view_db;
+static atomic_int view_rc;
+
+static void *view_main(void *v) {
+    (void)v;
+    gsnap_read *rd = NULL;
+    int rc = gsnap_read_begin(view_db, &rd);
+    if (rc == 0) gsnap_read_end(rd);
+    atomic_store(&view_rc, rc);
+    return NULL;
+}
+
+static void view_waits_for_view(void) {
+    char *dir = test_tmpdir("locks7");
+    MDB_dbi dbi;
+    gsnap_db *db = open_small(dir, &dbi);
+    put_ctx big;
+    put_init(&big, dbi, 0, big_n(), VAL);
+    watch("7: a view's holder waits for a thread that begins a view while the map must grow");
+    gsnap_read *rd = NULL;
+    OK(gsnap_read_begin(db, &rd));
+    writer_arg wa = {db, &big, -1};
+    pthread_t th, vt;
+    CHECK(pthread_create(&th, NULL, writer_main, &wa) == 0);
+    for (int i = 0; i < 2000 && !gsnap_store__remap_pending(db); i++) ms_sleep(1);
+    CHECK(gsnap_store__remap_pending(db));
+    view_db = db;
+    atomic_store(&view_rc, -1);
+    CHECK(pthread_create(&vt, NULL, view_main, NULL) == 0);
+    pthread_join(vt, NULL); /* this thread holds a view meanwhile */
+    CHECK_MSG(atomic_load(&view_rc) == 0, "the other thread's view: %d", atomic_load(&view_rc));
+    gsnap_read_end(rd);
+    pthread_join(th, NULL);
+    alarm(0);
+    CHECK_MSG(atomic_load(&wa.rc) == 0, "the growing write: %d (%s)", atomic_load(&wa.rc), gsnap_db_errmsg(db));
+    CHECK(map_size(db) > MAP0);
+    CHECK(has_key(db, dbi, big_n() - 1, VAL));
+    put_free(&big);
+    gsnap_db_close(db);
+    test_rmdir(dir);
+    free(dir);
+}
+
 int main(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -460,5 +508,6 @@ int main(void) {
     own_view();
     no_starvation();
     growth_refused();
+    view_waits_for_view();
     TEST_DONE();
 }

@@ -139,8 +139,9 @@ static int remap_size(gsnap_db *db, size_t seen, size_t *size, char *msg, size_t
 
 int gsnap_store__remap(gsnap_db *db, size_t seen) {
     if (tls_holds > 0) /* I1: it would wait for this thread's own hold */
-        return seen ? gsnap_store__err(db, GSNAP_EBUSY, "the map is full and must grow, but this thread "
-                                       "holds a read view; end it before writing")
+        return seen ? gsnap_store__err(db, GSNAP_EBUSY, "the map of '%s' is full and must grow, but this "
+                                       "thread holds a read view or transaction (on this or another "
+                                       "database); end it before writing", db->path)
                     : gsnap_store__err(db, GSNAP_EBUSY, "another process grew '%s' past this process's "
                                        "map; adopting the new size needs this thread's read views "
                                        "ended first", db->path);

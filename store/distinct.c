@@ -63,6 +63,48 @@ static int merge_ids(gsnap_read *rd, size_t n, size_t nseg, size_t *out) {
     return 0;
 }
 
+/* ---- the ids of one run without filtering (node_events, query.c) ---------- */
+
+int gsnap_store__run_unfiltered(const gsnap_read *rd, const gsnap_run *run, int64_t at_t, uint64_t as_of) {
+    return !(run->info.flags & GSNAP_RUN_HAS_DELETES) && run->info.max_ver <= as_of &&
+           at_t >= rd->meta.max_t;
+}
+
+int gsnap_store__dense_ids(gsnap_db *db, gsnap_read *rd, const gsnap_dense_ref *d, uint64_t run_id,
+                           uint8_t dir, uint64_t node, size_t *cnt) {
+    uint64_t b, e, nbr = 0, recs;
+    gsnap_dense__range(d, node, &b, &e);
+    if (b == e) return 0;
+    int rc = reserve(&rd->ids, &rd->ids_cap, *cnt + (size_t)(e - b) / 3 + 1);
+    if (rc) return rc;
+    const unsigned char *p = d->recs + b;
+    if (gsnap_codec__ids(&p, d->recs + e, &nbr, rd->ids, cnt, 0, &recs)) return gsnap_dense__bad(db, run_id, dir, node);
+    return 0;
+}
+
+int gsnap_store__chunk_ids(gsnap_db *db, gsnap_read *rd, gsnap_run_reader *rr, uint64_t node, size_t *cnt) {
+    size_t before = *cnt;
+    int rc = 0;
+    while (rc == 0 && !rr->done && rr->rec.node == node) {
+        gsnap_codec_cur *c = &rr->cc;
+        size_t more = rr->compact && c->gleft ? (size_t)(c->gend - c->p) / 3 : 0;
+        if ((rc = reserve(&rd->ids, &rd->ids_cap, *cnt + more + 1))) return rc;
+        if (*cnt == before || rd->ids[*cnt - 1] != rr->rec.nbr) rd->ids[(*cnt)++] = rr->rec.nbr;
+        if (more) { /* the rest of the node's group in this chunk, ids only */
+            uint64_t recs;
+            if (gsnap_codec__ids(&c->p, c->gend, &c->nbr, rd->ids, cnt, 1, &recs) || recs != c->gleft)
+                return gsnap_store__err(db, GSNAP_ECORRUPT, "run %llu dir %u: malformed compact chunk: %s",
+                                        (unsigned long long)rr->run_id, rr->dir,
+                                        "group length does not match its records");
+            c->left -= recs;
+            c->gleft = 0;
+            rr->pos += recs;
+        }
+        rc = gsnap_run__reader_next(db, rr);
+    }
+    return rc;
+}
+
 int gsnap_store__distinct_nbrs(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir, int64_t at_t,
                                uint64_t as_of, const uint64_t **ids, size_t *n) {
     if (!db || !rd || !ids || !n) return GSNAP_EINVAL;

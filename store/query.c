@@ -167,12 +167,19 @@ static int node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir di
         const gsnap_run *run = &rd->runs[i];
         *bad_run = i;
         if (run->info.min_ver > as_of) continue;
+        /* ids of a run that needs no filter: t and vop are not decoded */
+        int fast = ids_only && gsnap_store__run_unfiltered(rd, run, at_t, as_of);
+        size_t before = cnt;
         if (run->info.flags & GSNAP_RUN_DENSE) {
             gsnap_dense_ref *d = &rd->denses[i * 2 + (unsigned)dir];
             if (!d->loaded && (rc = gsnap_dense__load(db, rd->txn, run->id, (uint8_t)dir, d, -1))) return rc;
+            if (fast && d->compact) {
+                if ((rc = gsnap_store__dense_ids(db, rd, d, run->id, (uint8_t)dir, node, &cnt))) return rc;
+                if (cnt > before) rd->seg[runs_hit++] = before;
+                continue;
+            }
             gsnap_dense_it it;
             gsnap_dense__it(d, node, &it);
-            size_t before = cnt;
             gsnap_rec r;
             int g;
             while ((g = gsnap_dense__it_next(&it, &r)) > 0)
@@ -186,8 +193,8 @@ static int node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir di
         if (!gsnap_bloom__may_contain(bl, node)) continue;
         gsnap_run_reader rr = {0};
         if ((rc = gsnap_run__seek(db, rd->cur, run->id, (uint8_t)dir, node, &rr, 2))) return rc;
-        size_t before = cnt;
-        while (!rr.done) {
+        if (fast && (rc = gsnap_store__chunk_ids(db, rd, &rr, node, &cnt))) return rc;
+        while (!fast && !rr.done) {
             gsnap_rec r;
             gsnap_run__reader_peek(&rr, &r);
             if (r.node != node) break;

@@ -291,6 +291,58 @@ static inline size_t gsnap_codec__put(unsigned char *p, uint64_t v) {
     return n;
 }
 
+/* Skip two varints (a record's t and vop deltas) with the checks of
+ * gsnap_codec__get: 0, or -1 when truncated or malformed. With 8 bytes of
+ * room, one load finds both ends when they fit in it (the common case). */
+static inline int gsnap_codec__skip2(const unsigned char **pp, const unsigned char *end) {
+    const unsigned char *p = *pp;
+    if (end - p >= 8) {
+        uint64_t w, m;
+        __builtin_memcpy(&w, p, 8); /* little endian (as the whole format) */
+        m = ~w & 0x8080808080808080ull; /* bytes that end a varint */
+        if (m & (m - 1)) {
+            unsigned a = (unsigned)__builtin_ctzll(m) >> 3, b = (unsigned)__builtin_ctzll(m & (m - 1)) >> 3;
+            if ((a > 0 && p[a] == 0) || (b > a + 1 && p[b] == 0)) return -1; /* overlong */
+            *pp = p + b + 1;
+            return 0;
+        }
+    }
+    uint64_t v;
+    if (gsnap_codec__get(pp, end, &v)) return -1;
+    return gsnap_codec__get(pp, end, &v);
+}
+/* The neighbour ids of the records in [*pp, end) (a group or dense body, or
+ * the rest of one after a record with neighbour *nbr; 0 at a body's start),
+ * without decoding t and vop: appended to out[*k..] (room for (end - *pp) / 3
+ * more: a record takes 3 bytes at least), an id repeated by the next records
+ * once only (records are in neighbour order; with have_last the first is
+ * also compared with out[*k - 1]). *recs counts the records. 0, or -1 when a
+ * varint is malformed or runs past end. */
+static inline int gsnap_codec__ids(const unsigned char **pp, const unsigned char *end, uint64_t *nbr,
+                                   uint64_t *out, size_t *k, int have_last, uint64_t *recs) {
+    const unsigned char *p = *pp;
+    uint64_t x = *nbr, r = 0;
+    size_t n = *k;
+    if (!have_last && p < end) { /* the first record: no id before it */
+        uint64_t d;
+        if (gsnap_codec__get(&p, end, &d) || gsnap_codec__skip2(&p, end)) return -1;
+        out[n++] = x += d;
+        r++;
+    }
+    while (p < end) {
+        uint64_t d;
+        if (gsnap_codec__get(&p, end, &d) || gsnap_codec__skip2(&p, end)) return -1;
+        x += d;
+        r++;
+        if (x != out[n - 1]) out[n++] = x;
+    }
+    *pp = p;
+    *nbr = x;
+    *k = n;
+    *recs = r;
+    return 0;
+}
+
 /* The records of one node of a dense run, either layout. */
 typedef struct {
     const gsnap_dense_ref *d;
@@ -550,5 +602,16 @@ void gsnap_store__warm(gsnap_db *db);
  * as_of must be resolved (<= the view's version). */
 int gsnap_store__node_ids(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir, int64_t at_t,
                           uint64_t as_of, size_t *n, size_t *nseg, int *has_del);
+
+/* distinct.c, for node_events: 1 when every record of `run` passes the
+ * filters of (at_t, as_of) and none is a delete (no deletes in the run, its
+ * versions <= as_of, at_t >= the store's latest time): its ids need not
+ * decode t and vop. dense_ids appends node's distinct ids in a GSD2 run to
+ * rd->ids[*cnt..]; chunk_ids those from a seeked reader on, to the end of
+ * the node's records. 0 or an error (GSNAP_ECORRUPT naming run and node). */
+int gsnap_store__run_unfiltered(const gsnap_read *rd, const gsnap_run *run, int64_t at_t, uint64_t as_of);
+int gsnap_store__dense_ids(gsnap_db *db, gsnap_read *rd, const gsnap_dense_ref *d, uint64_t run_id,
+                           uint8_t dir, uint64_t node, size_t *cnt);
+int gsnap_store__chunk_ids(gsnap_db *db, gsnap_read *rd, gsnap_run_reader *rr, uint64_t node, size_t *cnt);
 
 #endif

@@ -1,0 +1,96 @@
+/*
+ * The samplers' distinct neighbour ids (gsnap_store__distinct_nbrs) when a
+ * run needs no filtering: no deletes, every version <= as_of, at_t >= the
+ * store's latest time. Those runs are read without decoding t and vop
+ * (store/distinct.c: dense_ids, chunk_ids). Every answer is compared with
+ * the distinct ids of gsnap_neighbors (the full decode and replay), on
+ *   - a dense base (compact ids) and a chunked one (sparse ids),
+ *   - hubs whose records span several GSC2 chunks of a run, one with a few
+ *     neighbours repeated many times (duplicates across chunk boundaries),
+ *     one with thousands of distinct neighbours,
+ *   - several runs (base + deltas), at_t exactly the latest time, one below
+ *     it, older versions, and after a batch with deletes.
+ */
+#include "test.h"
+#include "store/store_int.h"
+
+#define NODES 3000
+
+static int g_sparse;
+static uint64_t id(uint64_t i) { return g_sparse ? i * 1000003u + 11 : i; }
+
+static void batch(gsnap_db *db, uint64_t *rng, int n, int64_t t0, int dels) {
+    gsnap_batch *b;
+    OK(gsnap_batch_begin(db, &b));
+    for (int i = 0; i < n; i++) {
+        uint64_t s = test_rand(rng) % NODES, d = test_rand(rng) % NODES, r = test_rand(rng) % 8;
+        if (r == 0) d = 0;                 /* hub 0: thousands of distinct in-neighbours */
+        if (r == 1) { d = 1; s %= 40; }    /* hub 1: 40 in-neighbours, many times each */
+        int64_t t = t0 + (int64_t)(test_rand(rng) % 5000); /* out of order */
+        OK(gsnap_batch_add(b, id(s), id(d), t));
+    }
+    for (int i = 0; i < dels; i++) OK(gsnap_batch_delete(b, id(1 + (uint64_t)i), id(1), t0 + 6000));
+    OK(gsnap_batch_commit(b, NULL));
+}
+
+/* Compare the fast ids with the replay's for `nodes` nodes at (T, V). */
+static int compare(gsnap_db *db, int64_t T, uint64_t V, int nodes) {
+    gsnap_read *rd = NULL;
+    int bad = 0;
+    size_t cap = 1 << 16;
+    gsnap_nbr *nb = malloc(cap * sizeof *nb);
+    uint64_t *want = malloc(cap * sizeof *want);
+    OK(gsnap_read_begin(db, &rd));
+    for (int i = 0; i < nodes; i++)
+        for (int dir = 0; dir < 2; dir++) {
+            size_t n = 0, dn = 0;
+            const uint64_t *ids = NULL;
+            OK(gsnap_neighbors(db, rd, id((uint64_t)i), (gsnap_dir)dir, T, V, nb, cap, &n));
+            CHECK(n <= cap);
+            size_t wn = gsnap_store__distinct_ids(nb, n < cap ? n : cap, want);
+            OK(gsnap_store__distinct_nbrs(db, rd, id((uint64_t)i), (gsnap_dir)dir, T, V, &ids, &dn));
+            if (dn != wn || (dn && memcmp(ids, want, dn * sizeof *ids))) {
+                if (bad < 5) fprintf(stderr, "node %d dir %d T %lld V %llu: %zu ids, want %zu\n", i, dir,
+                                     (long long)T, (unsigned long long)V, dn, wn);
+                bad++;
+            }
+        }
+    gsnap_read_end(rd);
+    free(nb);
+    free(want);
+    return bad;
+}
+
+static void one(void) {
+    char *dir = test_tmpdir("idsfast");
+    gsnap_db *db = NULL;
+    gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
+    o.sync = GSNAP_SYNC_NONE;
+    uint64_t rng = 7;
+    int nb = test_small() ? 3 : 6, per = test_small() ? 6000 : 20000, nodes = test_small() ? 200 : NODES;
+    OK(gsnap_db_open(dir, &o, &db));
+    for (int b = 0; b < nb; b++) {
+        batch(db, &rng, per, b * 1000, 0);
+        gsnap_db_stat st;
+        OK(gsnap_db_stats(db, &st));
+        int64_t tmax = st.max_t;
+        CHECK(compare(db, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, nodes) == 0);
+        CHECK(compare(db, tmax, GSNAP_VERSION_LATEST, 50) == 0);   /* the fast path's edge */
+        CHECK(compare(db, tmax - 1, GSNAP_VERSION_LATEST, 50) == 0); /* filtered */
+        if (b > 0) CHECK(compare(db, GSNAP_TIME_MAX, (uint64_t)b, 50) == 0); /* older version */
+    }
+    gsnap_db_stat st;
+    OK(gsnap_db_stats(db, &st));
+    CHECK(st.runs >= 2);
+    batch(db, &rng, per / 4, nb * 1000, 20); /* a run with deletes: hub 1 loses in-neighbours */
+    CHECK(compare(db, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, 50) == 0);
+    CHECK(compare(db, GSNAP_TIME_MAX, (uint64_t)nb, 50) == 0);
+    gsnap_db_close(db);
+    test_rmdir(dir);
+    free(dir);
+}
+
+int main(void) {
+    for (g_sparse = 0; g_sparse < 2; g_sparse++) one();
+    TEST_DONE();
+}

@@ -24,16 +24,12 @@ static int reserve(uint64_t **p, size_t *cap, size_t n) {
     return 0;
 }
 
-/* Merge the ascending segments of rd->ids (starts rd->seg[0..nseg]) into one
- * ascending list without duplicates; returns its length (in rd->ids). */
-static int merge_ids(gsnap_read *rd, size_t n, size_t nseg, size_t *out) {
-    if (nseg <= 1) { *out = n; return 0; }
-    int rc = reserve(&rd->ids_tmp, &rd->ids_tmp_cap, n);
-    if (rc) return rc;
-    uint64_t *src = rd->ids, *dst = rd->ids_tmp;
-    size_t *seg = rd->seg;
+/* Merge the ascending segments src[seg[0]..seg[nseg]) pairwise, ping-pong
+ * with dst at the same offsets, until one remains (its bounds in seg[0..1]);
+ * returns the buffer that holds it. Each id once. */
+static uint64_t *merge_all(uint64_t *src, uint64_t *dst, size_t *seg, size_t nseg) {
     while (nseg > 1) {
-        size_t w = 0, k = 0;
+        size_t w = 0, k = seg[0];
         for (size_t s = 0; s < nseg; s += 2) {
             size_t i = seg[s], mid = seg[s + 1], hi = s + 2 <= nseg ? seg[s + 2] : mid, j = mid;
             seg[w++] = k;
@@ -52,14 +48,50 @@ static int merge_ids(gsnap_read *rd, size_t n, size_t nseg, size_t *out) {
         src = dst;
         dst = t;
     }
-    if (src != rd->ids) { /* swap the buffers: the answer is in rd->ids */
+    return src;
+}
+
+/* Merge the ascending segments of rd->ids (starts rd->seg[0..nseg]) into one
+ * ascending list without duplicates; returns its length (in rd->ids). When
+ * the first segment (the base run, usually) holds most ids, the others are
+ * merged first and the first is read once, in the last merge. */
+static int merge_ids(gsnap_read *rd, size_t n, size_t nseg, size_t *out) {
+    if (nseg <= 1) { *out = n; return 0; }
+    int rc = reserve(&rd->ids_tmp, &rd->ids_tmp_cap, 2 * n);
+    if (rc) return rc;
+    size_t *seg = rd->seg, m;
+    uint64_t *res;
+    if (nseg > 2 && seg[1] > n / 2) {
+        size_t s1 = seg[1];
+        /* the other segments, ping-pong with the second half of ids_tmp:
+         * their merge is tail[s1..tend) */
+        uint64_t *tail = merge_all(rd->ids, rd->ids_tmp + n, seg + 1, nseg - 1);
+        size_t tend = seg[2];
+        /* the last merge: ids[0..s1) with tail[s1..tend) into ids_tmp[0..) */
+        uint64_t *a = rd->ids, *d = rd->ids_tmp;
+        size_t i = 0, j = s1, k = 0;
+        while (i < s1 && j < tend) {
+            uint64_t x = a[i], y = tail[j];
+            d[k++] = x < y ? x : y;
+            i += x <= y;
+            j += y <= x;
+        }
+        while (i < s1) d[k++] = a[i++];
+        while (j < tend) d[k++] = tail[j++];
+        res = d;
+        m = k;
+    } else {
+        res = merge_all(rd->ids, rd->ids_tmp, seg, nseg);
+        m = seg[1];
+    }
+    if (res != rd->ids) { /* swap the buffers: the answer is in rd->ids */
         size_t c = rd->ids_cap;
         rd->ids_tmp = rd->ids;
-        rd->ids = src;
+        rd->ids = res;
         rd->ids_cap = rd->ids_tmp_cap;
         rd->ids_tmp_cap = c;
     }
-    *out = seg[1];
+    *out = m;
     return 0;
 }
 

@@ -311,6 +311,29 @@ static inline int gsnap_codec__skip2(const unsigned char **pp, const unsigned ch
     if (gsnap_codec__get(pp, end, &v)) return -1;
     return gsnap_codec__get(pp, end, &v);
 }
+/* One record's neighbour delta (*d), its t and vop deltas skipped: 0, or -1
+ * when truncated or malformed. With 8 bytes of room, one load finds the
+ * three varints' ends when they fit in it and the delta takes 1-2 bytes. */
+static inline int gsnap_codec__rec_nbr(const unsigned char **pp, const unsigned char *end, uint64_t *d) {
+    const unsigned char *p = *pp;
+    if (end - p >= 8) {
+        uint64_t w, m, m1, m2;
+        __builtin_memcpy(&w, p, 8);
+        m = ~w & 0x8080808080808080ull; /* bytes that end a varint */
+        m1 = m & (m - 1);
+        m2 = m1 & (m1 - 1);
+        unsigned a = (unsigned)__builtin_ctzll(m | (1ull << 63)) >> 3;
+        if (m2 && a <= 1) {
+            unsigned b = (unsigned)__builtin_ctzll(m1) >> 3, c = (unsigned)__builtin_ctzll(m2) >> 3;
+            if ((a == 1 && p[1] == 0) || (b > a + 1 && p[b] == 0) || (c > b + 1 && p[c] == 0)) return -1;
+            *d = a == 0 ? (w & 0x7f) : ((w & 0x7f) | ((w >> 1) & 0x3f80));
+            *pp = p + c + 1;
+            return 0;
+        }
+    }
+    if (gsnap_codec__get(pp, end, d)) return -1;
+    return gsnap_codec__skip2(pp, end);
+}
 /* The neighbour ids of the records in [*pp, end) (a group or dense body, or
  * the rest of one after a record with neighbour *nbr; 0 at a body's start),
  * without decoding t and vop: appended to out[*k..] (room for (end - *pp) / 3
@@ -325,13 +348,13 @@ static inline int gsnap_codec__ids(const unsigned char **pp, const unsigned char
     size_t n = *k;
     if (!have_last && p < end) { /* the first record: no id before it */
         uint64_t d;
-        if (gsnap_codec__get(&p, end, &d) || gsnap_codec__skip2(&p, end)) return -1;
+        if (gsnap_codec__rec_nbr(&p, end, &d)) return -1;
         out[n++] = x += d;
         r++;
     }
     while (p < end) {
         uint64_t d;
-        if (gsnap_codec__get(&p, end, &d) || gsnap_codec__skip2(&p, end)) return -1;
+        if (gsnap_codec__rec_nbr(&p, end, &d)) return -1;
         x += d;
         r++;
         if (x != out[n - 1]) out[n++] = x;

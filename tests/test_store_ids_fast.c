@@ -9,7 +9,10 @@
  *     neighbours repeated many times (duplicates across chunk boundaries),
  *     one with thousands of distinct neighbours,
  *   - several runs (base + deltas), at_t exactly the latest time, one below
- *     it, older versions, and after a batch with deletes.
+ *     it, older versions, and after a batch with deletes;
+ * and the ids decoder itself (gsnap_codec__ids) on bodies with varints of
+ * every length, against a full decode, rejecting overlong and truncated
+ * varints as gsnap_codec__get does.
  */
 #include "test.h"
 #include "store/store_int.h"
@@ -61,6 +64,40 @@ static int compare(gsnap_db *db, int64_t T, uint64_t V, int nodes) {
     return bad;
 }
 
+/* Random bodies: ids from gsnap_codec__ids == the full decode's. */
+static void codec_ids(void) {
+    uint64_t rng = 11;
+    unsigned char body[4096];
+    uint64_t want[400], got[401];
+    for (int it = 0; it < (test_small() ? 200 : 2000); it++) {
+        size_t len = 0, nw = 0, nrec = 1 + test_rand(&rng) % 300;
+        uint64_t nbr = 0;
+        for (size_t i = 0; i < nrec; i++) {
+            unsigned bits[3];
+            for (int f = 0; f < 3; f++) bits[f] = (unsigned)(test_rand(&rng) % 4 == 0 ? test_rand(&rng) % 64 : test_rand(&rng) % 15);
+            uint64_t d = test_rand(&rng) % 3 == 0 ? 0 : test_rand(&rng) >> (63 - bits[0]);
+            nbr += d;
+            if (nw == 0 || want[nw - 1] != nbr) want[nw++] = nbr;
+            len += gsnap_codec__put(body + len, d);
+            len += gsnap_codec__put(body + len, test_rand(&rng) >> (63 - bits[1]));
+            len += gsnap_codec__put(body + len, test_rand(&rng) >> (63 - bits[2]));
+        }
+        const unsigned char *p = body;
+        size_t k = 0;
+        uint64_t x = 0, recs = 0;
+        CHECK(gsnap_codec__ids(&p, body + len, &x, got, &k, 0, &recs) == 0);
+        CHECK(p == body + len && recs == nrec && k == nw && memcmp(got, want, nw * 8) == 0);
+        /* truncated: the last varint cut */
+        p = body, k = 0, x = 0;
+        CHECK(gsnap_codec__ids(&p, body + len - 1, &x, got, &k, 0, &recs) == -1);
+        /* overlong: a record's last varint padded with a zero byte */
+        body[len - 1] |= 0x80;
+        body[len] = 0;
+        p = body, k = 0, x = 0;
+        CHECK(gsnap_codec__ids(&p, body + len + 1, &x, got, &k, 0, &recs) == -1);
+    }
+}
+
 static void one(void) {
     char *dir = test_tmpdir("idsfast");
     gsnap_db *db = NULL;
@@ -91,6 +128,7 @@ static void one(void) {
 }
 
 int main(void) {
+    codec_ids();
     for (g_sparse = 0; g_sparse < 2; g_sparse++) one();
     TEST_DONE();
 }

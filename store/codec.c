@@ -106,9 +106,9 @@ static int group(gsnap_codec_cur *c) {
         if (c->left) return c->why = "fewer records than the header says", -1;
         return 0;
     }
-    uint64_t d, cnt, body;
-    if (get_varint(&c->p, c->end, &d) || get_varint(&c->p, c->end, &cnt) || get_varint(&c->p, c->end, &body))
-        return c->why = "truncated group header", -1;
+    uint64_t h[3];
+    if (gsnap_codec__get3(&c->p, c->end, h)) return c->why = "truncated group header", -1;
+    uint64_t d = h[0], cnt = h[1], body = h[2];
     if (c->started && (d == 0 || c->node + d < c->node))
         return c->why = "node ids not ascending", -1;
     if (cnt == 0 || cnt > c->left) return c->why = "bad group record count", -1;

@@ -311,6 +311,36 @@ static inline int gsnap_codec__skip2(const unsigned char **pp, const unsigned ch
     if (gsnap_codec__get(pp, end, &v)) return -1;
     return gsnap_codec__get(pp, end, &v);
 }
+/* Three varints (a group header) into v[0..2], with the checks of
+ * gsnap_codec__get: 0, or -1. With 8 bytes of room, one load decodes them
+ * when each takes 1-2 bytes (the common case). */
+static inline int gsnap_codec__get3(const unsigned char **pp, const unsigned char *end, uint64_t v[3]) {
+    const unsigned char *p = *pp;
+    if (end - p >= 8) {
+        uint64_t w, m, m1, m2;
+        __builtin_memcpy(&w, p, 8);
+        m = ~w & 0x8080808080808080ull;
+        m1 = m & (m - 1);
+        m2 = m1 & (m1 - 1);
+        if (m2) {
+            unsigned e[3] = {(unsigned)__builtin_ctzll(m) >> 3, (unsigned)__builtin_ctzll(m1) >> 3,
+                             (unsigned)__builtin_ctzll(m2) >> 3};
+            unsigned s = 0, ok = 1;
+            for (int i = 0; i < 3; i++) { /* varint i: bytes s..e[i] */
+                uint64_t lo = (w >> (8 * s)) & 0x7f;
+                ok &= e[i] - s <= 1 && (e[i] == s || p[e[i]] != 0);
+                v[i] = e[i] == s ? lo : lo | ((w >> (8 * s + 1)) & 0x3f80);
+                s = e[i] + 1;
+            }
+            if (ok) {
+                *pp = p + s;
+                return 0;
+            }
+        }
+    }
+    if (gsnap_codec__get(pp, end, &v[0]) || gsnap_codec__get(pp, end, &v[1])) return -1;
+    return gsnap_codec__get(pp, end, &v[2]);
+}
 /* One record's neighbour delta (*d), its t and vop deltas skipped: 0, or -1
  * when truncated or malformed. With 8 bytes of room, one load finds the
  * three varints' ends when they fit in it and the delta takes 1-2 bytes. */

@@ -130,6 +130,14 @@ int main(void) {
         CHECK(gsnap_codec__decode(ok, sizeof ok, 1, out, &why) == 0 && out[0].node == 5 && out[0].nbr == 7);
         unsigned char z[] = {0, 0, 5, 1, 3, 7, 0, 0, 0, 1, 3, 7, 0, 0}; /* second group with node delta 0 */
         CHECK(gsnap_codec__decode(z, sizeof z, 2, out, &why) == GSNAP_ECORRUPT && strstr(why, "ascending"));
+        /* group headers decoded 8 bytes at a time: a 2-byte node delta, and the same overlong */
+        unsigned char h2[] = {0, 0, 0x85, 0x01, 1, 3, 7, 0, 0, 1, 1, 3, 8, 0, 0};
+        CHECK(gsnap_codec__decode(h2, sizeof h2, 2, out, &why) == 0 && out[0].node == 133 && out[1].node == 134 &&
+              out[0].nbr == 7 && out[1].nbr == 8);
+        unsigned char h3[] = {0, 0, 0x85, 0x00, 1, 3, 7, 0, 0, 1, 1, 3, 8, 0, 0};
+        CHECK(gsnap_codec__decode(h3, sizeof h3, 2, out, &why) == GSNAP_ECORRUPT);
+        unsigned char h4[] = {0, 0, 5, 0x81, 0x00, 3, 7, 0, 0, 1, 1, 3, 8, 0, 0}; /* overlong count */
+        CHECK(gsnap_codec__decode(h4, sizeof h4, 2, out, &why) == GSNAP_ECORRUPT);
     }
     TEST_DONE();
 }

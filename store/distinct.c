@@ -8,7 +8,9 @@
  * one of its adds is in range, so the distinct ids are the union of each
  * run's distinct ids: gathered as u64 straight from the records (a run's
  * records are in neighbour order) and merged pairwise with deduplication.
- * With a delete in range it falls back to the replay.
+ * With a delete in range it falls back to the replay. A run that needs no
+ * filter (no deletes, versions <= as_of, at_t >= the latest time) is read
+ * without decoding t and vop (dense_ids, chunk_ids: gsnap_codec__ids).
  */
 #include "store/store_int.h"
 

@@ -139,6 +139,13 @@ static int free_walk(struct free_walk *w, uint64_t pgno, int depth) {
     return rc;
 }
 
+/* The txn id of the newer meta page now. */
+static uint64_t newest_txnid(int fd, uint32_t psize) {
+    unsigned char t[8] = {0}, u[8] = {0};
+    if (pread(fd, t, 8, 144) != 8 || pread(fd, u, 8, (off_t)psize + 144) != 8) return 0;
+    return get64(t) > get64(u) ? get64(t) : get64(u);
+}
+
 /* Are the pages file_pages..last_pg, missing from the file, all free in the
  * freelist of meta page `meta`? */
 static int tail_is_free(int fd, const unsigned char *meta, uint32_t psize, uint64_t file_pages, uint64_t last_pg) {
@@ -162,7 +169,8 @@ int gsnap_store__probe(const char *path, gsnap_probe *pr, char *msg, size_t msgl
         return errno == EACCES || errno == EPERM ? GSNAP_EACCES : GSNAP_EIO;
     }
     unsigned char m[2][160];
-    int rc = 0;
+    int rc = 0, tries = 0;
+again:;
     ssize_t got = pread(fd, m[0], sizeof m[0], 0);
     if (got != (ssize_t)sizeof m[0] || get32(m[0] + 16) != LMDB_MAGIC) {
         snprintf(msg, msglen, "%s is not an LMDB data file (%s)", path,
@@ -203,6 +211,8 @@ int gsnap_store__probe(const char *path, gsnap_probe *pr, char *msg, size_t msgl
     uint64_t need = (pr->last_pg + 1) * (uint64_t)psize;
     if (pr->last_pg > (UINT64_MAX / 65536) ||
         (need > pr->file_size && !tail_is_free(fd, m[use], psize, pr->file_size / psize, pr->last_pg))) {
+        /* a commit during the freelist walk may have reused its pages */
+        if (++tries < 3 && newest_txnid(fd, psize) != get64(m[use] + 144)) goto again;
         snprintf(msg, msglen, "%s is %llu bytes, shorter than its LMDB meta page %d says (%llu pages of %u "
                  "bytes = %llu bytes): the file was truncated; refusing to map it (restore it from a backup)",
                  path, (unsigned long long)pr->file_size, use, (unsigned long long)(pr->last_pg + 1), psize,

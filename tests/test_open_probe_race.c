@@ -74,6 +74,8 @@ static void hook(const char *path) {
 
 /* The first page of the free tail of data.mdb: the lowest k with every page
  * k..last_pg in the freelist (last_pg + 1 when the last page is in use). */
+static unsigned g_psize = 4096; /* LMDB's page size (free_tail reads it) */
+
 static uint64_t free_tail(uint64_t *last_pg) {
     MDB_env *env = NULL;
     MDB_txn *txn = NULL;
@@ -86,6 +88,8 @@ static uint64_t free_tail(uint64_t *last_pg) {
     CHECK(mdb_env_set_mapsize(env, (size_t)1 << 30) == 0);
     CHECK(mdb_env_open(env, g_dir, MDB_RDONLY, 0664) == 0);
     mdb_env_info(env, &info);
+    MDB_stat ms;
+    if (mdb_env_stat(env, &ms) == 0) g_psize = ms.ms_psize;
     *last_pg = info.me_last_pgno;
     unsigned char *isfree = calloc(info.me_last_pgno + 1, 1);
     CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn) == 0);
@@ -163,7 +167,7 @@ int main(void) {
         CHECK_MSG(first <= last, "no free tail made (last page %llu)", (unsigned long long)last);
         char p[1200];
         snprintf(p, sizeof p, "%s/data.mdb", g_dir);
-        CHECK(truncate(p, (off_t)(first * 4096)) == 0);
+        CHECK(truncate(p, (off_t)(first * g_psize)) == 0);
         db = NULL;
         rc = gsnap_db_open(g_dir, NULL, &db);
         CHECK_MSG(rc == 0, "file cut to its last used page (%llu free pages cut off): %s (%s)",
@@ -178,7 +182,7 @@ int main(void) {
         /* one page more is truncation (an in-use page gone) */
         first = free_tail(&last);
         if (first > last) first = last + 1;
-        CHECK(truncate(p, (off_t)((first - 1) * 4096)) == 0);
+        CHECK(truncate(p, (off_t)((first - 1) * g_psize)) == 0);
         db = NULL;
         rc = gsnap_db_open(g_dir, NULL, &db);
         CHECK_MSG(rc == GSNAP_ECORRUPT, "in-use page cut off: %s", gsnap_strerror(rc));
@@ -189,7 +193,7 @@ int main(void) {
     char p[1200];
     snprintf(p, sizeof p, "%s/data.mdb", g_dir);
     off_t full = file_size();
-    CHECK(full > 3 * 4096);
+    CHECK(full > 3 * (off_t)g_psize);
     CHECK(truncate(p, full / 2) == 0);
     db = NULL;
     gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;

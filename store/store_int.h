@@ -501,6 +501,10 @@ typedef struct {
 /* Read data.mdb's meta pages: 0, GSNAP_NOTFOUND (no file), or an error with
  * a message (not LMDB, truncated, unreadable). */
 int gsnap_store__probe(const char *path, gsnap_probe *pr, char *msg, size_t msglen);
+/* Test hook (tests/test_open_probe_race.c), NULL otherwise: called by
+ * gsnap_store__probe between its read of the meta pages and its read of the
+ * file size, where another process may commit and extend the file. */
+extern void (*gsnap_store__probe_hook)(const char *path);
 /* GSNAP_ENOMEM with a message naming size and limit when `map` exceeds RLIMIT_AS. */
 int gsnap_store__map_limit(size_t map, char *msg, size_t msglen);
 int gsnap_store__claim_dir(uint64_t dev, uint64_t ino); /* GSNAP_EBUSY if open */

@@ -116,13 +116,9 @@ typedef struct {
     vec nout_off, nout_ids;
     u64map c1;              /* C_1 */
     vec c1_list;
-    unsigned char *blk;      /* the block last read (points into map) */
-    /* the slab files of the old version, mapped read-only (blocks below
-     * map_blocks, which is at most the real file size); a block is
-     * verified (checksum) before its first use, and again after a write */
-    unsigned char *map[GSNAP_MAX_HOPS + 1];
-    uint64_t map_blocks[GSNAP_MAX_HOPS + 1];
-    uint8_t *verified[GSNAP_MAX_HOPS + 1];
+    unsigned char *blk;      /* the block last read (points into bc) */
+    unsigned char *bc;       /* block cache: BCACHE blocks */
+    uint64_t *bc_tag;        /* ((block << 8) | hop) + 1, 0 = empty */
     /* decoded stored lists: per hop, node -> index into ol */
     u64map ol_idx[GSNAP_MAX_HOPS + 1];
     struct olrec { uint64_t est, off; uint32_t n, at; uint8_t capped, had; } *ol;
@@ -150,6 +146,12 @@ typedef struct {
     int lock_fd;             /* the name's claim (claim.c) */
 } adv;
 
+#define BCACHE 4096u /* verified blocks kept (direct mapped by (hop, block)) */
+
+/* advance.c: tests only (NULL otherwise): called in the advance's read view
+ * just before it fixes its target version (a commit made there must not be
+ * taken as advanced). */
+extern void (*gsnap_adv__setup_hook)(gsnap_db *db);
 
 /* adv_read.c */
 int gsnap_adv__nbrs_at(adv *a, uint64_t v, gsnap_dir dir, int64_t T, uint64_t V, vec *out);
@@ -158,8 +160,6 @@ int gsnap_adv__nout(adv *a, uint64_t v, const uint64_t **ids, size_t *n);
 int gsnap_adv__find(adv *a, MDB_cursor *cur, unsigned h, uint64_t v, MDB_val *val, int *found);
 void gsnap_adv__cursors_close(adv *a);
 int gsnap_adv__old_rec(adv *a, unsigned h, uint64_t v, struct gsnap_rec_hdr *hd, int *exists);
-int gsnap_adv__map_slab(adv *a, unsigned h);
-void gsnap_adv__unmap_slabs(adv *a);
 int gsnap_adv__read_block(adv *a, unsigned h, uint64_t b);
 int gsnap_adv__old_ids(adv *a, unsigned h, uint64_t v, uint64_t *ids, uint32_t *n, struct gsnap_rec_hdr *hd, int *had);
 int gsnap_adv__old_list(adv *a, unsigned h, uint64_t v, uint64_t *s, uint32_t *n, int *capped, uint64_t *est,

@@ -7,9 +7,6 @@
  * entries of a hop (the old list beside the new one: changed, added members).
  */
 #include "snapshot/adv_int.h"
-#include <errno.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* N(v) at (T, V), distinct ascending (self loop kept), from the store's
@@ -117,44 +114,22 @@ int gsnap_adv__old_rec(adv *a, unsigned h, uint64_t v, struct gsnap_rec_hdr *hd,
     return 0;
 }
 
-/* Map hop h's slab file: the blocks of the catalog's count that the file
- * really holds (a shorter file: the missing blocks are reported as
- * unreadable when asked for, never touched). */
-int gsnap_adv__map_slab(adv *a, unsigned h) {
-    struct stat st;
-    if (fstat(a->fd[h], &st) != 0)
-        return gsnap_store__err(a->db, GSNAP_EIO, "snapshot %s hop %u: fstat: %s", a->name, h, strerror(errno));
-    uint64_t nb = (uint64_t)st.st_size / GSNAP_SLAB_BLOCK;
-    if (nb > a->cat.blocks[h - 1]) nb = a->cat.blocks[h - 1];
-    a->map_blocks[h] = nb;
-    if (!(a->verified[h] = calloc(nb ? nb : 1, 1))) return GSNAP_ENOMEM;
-    if (!nb) return 0;
-    void *m = mmap(NULL, (size_t)nb * GSNAP_SLAB_BLOCK, PROT_READ, MAP_SHARED, a->fd[h], 0);
-    if (m == MAP_FAILED)
-        return gsnap_store__err(a->db, GSNAP_EIO, "snapshot %s hop %u: mmap: %s", a->name, h, strerror(errno));
-    a->map[h] = m;
-    return 0;
-}
-
-void gsnap_adv__unmap_slabs(adv *a) {
-    for (int h = 0; h <= GSNAP_MAX_HOPS; h++) {
-        if (a->map[h]) munmap(a->map[h], (size_t)a->map_blocks[h] * GSNAP_SLAB_BLOCK);
-        free(a->verified[h]);
-        a->map[h] = NULL;
-        a->verified[h] = NULL;
-    }
-}
-
 int gsnap_adv__read_block(adv *a, unsigned h, uint64_t b) {
-    if (b == 0 || b >= a->map_blocks[h])
-        return gsnap_store__err(a->db, GSNAP_ECORRUPT, "snapshot %s hop %u block %llu: cannot read (past the %s)",
-                                a->name, h, (unsigned long long)b, b ? "file's end or the block count" : "header");
-    a->blk = a->map[h] + b * GSNAP_SLAB_BLOCK;
-    if (a->verified[h][b]) return 0;
+    size_t slot = (size_t)(adv_mix(b * 31 + h) & (BCACHE - 1));
+    if (a->bc_tag[slot] == ((b << 8) | h) + 1) {
+        a->blk = a->bc + slot * GSNAP_SLAB_BLOCK;
+        return 0;
+    }
+    a->blk = a->bc + slot * GSNAP_SLAB_BLOCK;
+    a->bc_tag[slot] = 0;
+    if (b == 0 || b >= a->cat.blocks[h - 1] ||
+        pread(a->fd[h], a->blk, GSNAP_SLAB_BLOCK, (off_t)(b * GSNAP_SLAB_BLOCK)) != GSNAP_SLAB_BLOCK)
+        return gsnap_store__err(a->db, GSNAP_ECORRUPT, "snapshot %s hop %u block %llu: cannot read", a->name, h,
+                                (unsigned long long)b);
     if (gsnap_slab__block_verify(a->blk, b))
         return gsnap_store__err(a->db, GSNAP_ECHECKSUM, "snapshot %s hop %u block %llu: checksum mismatch", a->name, h,
                                 (unsigned long long)b);
-    a->verified[h][b] = 1;
+    a->bc_tag[slot] = ((b << 8) | h) + 1;
     return 0;
 }
 

@@ -59,7 +59,7 @@ static int write_blk(adv *a, unsigned h, unsigned char *blk, uint32_t nl, uint64
     gsnap_put_le32(blk, GSNAP_SLAB_MAGIC_DATA);
     gsnap_put_le32(blk + 4, nl);
     gsnap_put_le64(blk + 8, gsnap_slab__block_xxh(blk, b));
-    if (b < a->map_blocks[h]) a->verified[h][b] = 0; /* verified again if read */
+    a->bc_tag[adv_mix(b * 31 + h) & (BCACHE - 1)] = 0; /* never serve a stale copy */
     ssize_t wr = pwrite(a->fd[h], blk, GSNAP_SLAB_BLOCK, (off_t)(b * GSNAP_SLAB_BLOCK));
     if (wr != GSNAP_SLAB_BLOCK)
         return gsnap_store__err(a->db, errno == ENOSPC ? GSNAP_ENOSPC : GSNAP_EIO, "snapshot %s hop %u: writing block %llu: %s",

@@ -55,14 +55,15 @@ static void adv_free(adv *a) {
     free(a->nout_off.v); free(a->nout_ids.v);
     map_free(&a->c1);
     free(a->nin_off.v); free(a->nin_ids.v); free(a->c1_list.v);
-    gsnap_adv__unmap_slabs(a);
-    free(a->scratch);
+    free(a->bc); free(a->bc_tag); free(a->scratch);
     free(a->ol); free(a->ol_s.v);
     free(a);
 }
 
 /* The snapshot's catalog as of view rt: complete and sampled; the target
  * (T, V); the slab files and the block cache. */
+void (*gsnap_adv__setup_hook)(gsnap_db *db);
+
 static int setup(adv *a, const gsnap_advance_options *opts) {
     gsnap_db *db = a->db;
     char path[2300];
@@ -80,8 +81,12 @@ static int setup(adv *a, const gsnap_advance_options *opts) {
     a->p.dir = (gsnap_dir)a->cat.dir;
     a->p.seed = a->cat.seed;
     a->key = gsnap_snap__order_key(a->cat.seed);
-    uint64_t latest = 0;
-    if ((rc = gsnap_db_version(db, &latest))) return rc;
+    /* the newest version this advance's read view sees, not the database's
+     * newest: a batch committed after the view began is not in what the
+     * recompute reads (change log, adjacency), so it must stay for the next
+     * advance (a->rd is that view) */
+    if (gsnap_adv__setup_hook) gsnap_adv__setup_hook(db);
+    uint64_t latest = gsnap_read_version(a->rd);
     a->V = opts->as_of == GSNAP_VERSION_LATEST || opts->as_of > latest ? latest : opts->as_of;
     a->T = opts->at_t == GSNAP_ADVANCE_KEEP_T ? a->cat.at_t : opts->at_t;
     a->rep.from_version = a->cat.at_version;
@@ -90,8 +95,11 @@ static int setup(adv *a, const gsnap_advance_options *opts) {
         gsnap_snap__slab_path(db, a->name, h, path, sizeof path);
         if ((a->fd[h] = open(path, O_RDWR | O_CLOEXEC)) < 0)
             return gsnap_store__err(db, GSNAP_EIO, "snapshot %s: cannot open %s: %s", a->name, path, strerror(errno));
-        if ((rc = gsnap_adv__map_slab(a, h))) return rc;
     }
+    if (posix_memalign((void **)&a->bc, GSNAP_SLAB_BLOCK, (size_t)BCACHE * GSNAP_SLAB_BLOCK) ||
+        !(a->bc_tag = calloc(BCACHE, sizeof *a->bc_tag)))
+        return GSNAP_ENOMEM;
+    a->blk = a->bc;
     return 0;
 }
 
@@ -110,8 +118,7 @@ static int touched(adv *a, gsnap_read *rd) {
 }
 
 /* What only the recompute reads goes before the write and the commit
- * (their peak memory): decoded stored lists, out-neighbours, the slab maps
- * (mapped again by the write phase). */
+ * (their peak memory): decoded stored lists, out-neighbours. */
 static void release_recompute(adv *a) {
     for (int h = 0; h <= GSNAP_MAX_HOPS; h++) map_free(&a->ol_idx[h]);
     free(a->ol); free(a->ol_s.v);
@@ -121,7 +128,6 @@ static void release_recompute(adv *a) {
     free(a->nout_off.v); free(a->nout_ids.v);
     memset(&a->nout_off, 0, sizeof a->nout_off);
     memset(&a->nout_ids, 0, sizeof a->nout_ids);
-    gsnap_adv__unmap_slabs(a);
 }
 
 /* Recompute in one read view of the old snapshot and the store. */
@@ -158,10 +164,9 @@ static int write_phase(adv *a) {
     a->rt = gsnap_read__txn(rd);
     for (unsigned h = 1; h <= a->p.hops && !rc; h++) {
         progress(a, "write", h - 1, a->p.hops);
-        if (!(rc = gsnap_adv__map_slab(a, h))) rc = gsnap_adv__rewrite_hop(a, h, oldest);
+        rc = gsnap_adv__rewrite_hop(a, h, oldest);
     }
     gsnap_adv__cursors_close(a);
-    gsnap_adv__unmap_slabs(a);
     gsnap_read_end(rd);
     a->rt = NULL;
     return rc;

@@ -18,7 +18,7 @@
 #include <limits.h>
 
 #define GSNAP_SHM_MAGIC 0x474d4948534e5347ull /* "GSNSHIMG" */
-#define GSNAP_SHM_VERSION 1u
+#define GSNAP_SHM_VERSION 2u /* 2: generation stamps are 30 bits (sampler_int.h GSNAP_SAMP_LZ_MASK) */
 #define SHM_HDR 4096u
 #define GSNAP_SHM_KEYMAX 1536u
 

@@ -11,17 +11,12 @@
  */
 #include "store/store_int.h"
 #include <assert.h>
-#include "common/radix.h"
+#include "store/batch_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-    uint64_t src, dst;
-    int64_t t;
-    uint64_t del;
-} gsnap_event;
 
 struct gsnap_batch {
     uint32_t magic;
@@ -194,19 +189,6 @@ void gsnap_batch_abort(gsnap_batch *b) {
     if (b && b->magic == GSNAP_BATCH_MAGIC) batch_free(b);
 }
 
-/* ---- sorting -------------------------------------------------------------- */
-
-/* Byte `i` (0 = least significant) of the composite key (node, nbr, t) with
- * t's sign bit flipped so that signed order is byte order. */
-static inline unsigned key_byte(const gsnap_rec *r, unsigned i) {
-    if (i < 8) return (unsigned)(((uint64_t)r->t ^ 0x8000000000000000ull) >> (8 * i)) & 0xff;
-    if (i < 16) return (unsigned)(r->nbr >> (8 * (i - 8))) & 0xff;
-    return (unsigned)(r->node >> (8 * (i - 16))) & 0xff;
-}
-
-/* Stable LSD radix sort by (node, nbr, t). */
-GSNAP_RADIX_SORT(radix_sort, gsnap_rec, 24, key_byte)
-
 /* ---- commit --------------------------------------------------------------- */
 
 struct commit_ctx {
@@ -332,39 +314,22 @@ static int commit_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
     return rc;
 }
 
-#ifndef NDEBUG
-/* Records in (node, nbr, t) order, as the run writer and readers need. */
-static int recs_sorted(const gsnap_rec *r, size_t n) {
-    for (size_t i = 1; i < n; i++) {
-        const gsnap_rec *a = &r[i - 1], *b = &r[i];
-        if (a->node != b->node ? a->node > b->node : a->nbr != b->nbr ? a->nbr > b->nbr : a->t > b->t)
-            return 0;
-    }
-    return 1;
-}
-#endif
-
 /* Build the sorted per-direction records and touched-node lists. */
 static int prepare(struct commit_ctx *c) {
     gsnap_batch *b = c->b;
     unsigned keep = b->db->keep;
+    struct ev_range rg;
     if (b->n == 0) return 0; /* extensions only: an empty run */
     gsnap_rec *tmp = malloc(b->n * sizeof *tmp);
     if (!tmp) return GSNAP_ENOMEM;
+    gsnap_batch__ev_range(b->ev, b->n, &rg);
     for (int dir = 0; dir < 2; dir++) {
         if (!(keep & (dir == GSNAP_DIR_IN ? GSNAP_KEEP_IN : GSNAP_KEEP_OUT))) continue;
         gsnap_rec *r = malloc(b->n * sizeof *r);
         uint64_t *t = malloc(b->n * sizeof *t);
         if (!r || !t) { free(r); free(t); free(tmp); return GSNAP_ENOMEM; }
-        for (size_t i = 0; i < b->n; i++) {
-            const gsnap_event *e = &b->ev[i];
-            r[i].node = dir == GSNAP_DIR_IN ? e->dst : e->src;
-            r[i].nbr = dir == GSNAP_DIR_IN ? e->src : e->dst;
-            r[i].t = e->t;
-            r[i].vop = e->del;
-        }
-        radix_sort(r, tmp, b->n);
-        assert(recs_sorted(r, b->n));
+        gsnap_batch__sort_dir(b->ev, b->n, dir, &rg, r, tmp);
+        assert(gsnap_batch__sorted(r, b->n));
         size_t nt = 0;
         for (size_t i = 0; i < b->n; i++)
             if (nt == 0 || t[nt - 1] != r[i].node) t[nt++] = r[i].node;

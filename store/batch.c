@@ -28,6 +28,7 @@ struct gsnap_batch {
     void *ext_state[4];
     int next;
     struct gsnap_batch_source src; /* version-log source and commit time */
+    struct gsnap_sorted sorted;    /* valid: ev sorted before (adopted) */
 };
 #define GSNAP_BATCH_MAGIC 0x67736274u
 
@@ -74,6 +75,7 @@ static int batch_push(gsnap_batch *b, uint64_t src, uint64_t dst, int64_t t, int
     if (t == GSNAP_TIME_MAX)
         return gsnap_store__err(b->db, GSNAP_ERANGE, "edge %llu -> %llu: time %lld is reserved for \"now\"",
                                 (unsigned long long)src, (unsigned long long)dst, (long long)t);
+    if (b->sorted.valid) gsnap_sorted_free(&b->sorted); /* no longer the batch's order */
     if (b->n == b->cap) {
         size_t nc = b->cap ? b->cap * 2 : 4096;
         gsnap_event *ne = realloc(b->ev, nc * sizeof *ne);
@@ -153,6 +155,7 @@ static void batch_free(gsnap_batch *b) {
         pthread_mutex_unlock(&b->db->lock);
     }
     free(b->ev);
+    gsnap_sorted_free(&b->sorted);
     b->magic = 0;
     free(b);
 }
@@ -185,6 +188,25 @@ void gsnap_batch__fail(gsnap_batch *b) {
     if (b && b->magic == GSNAP_BATCH_MAGIC) b->failed = 1;
 }
 
+int gsnap_batch__adopt(gsnap_batch *b, gsnap_batch_prep *p) {
+    if (!b || b->magic != GSNAP_BATCH_MAGIC || !p) return GSNAP_EINVAL;
+    if (b->failed || !b->db) return GSNAP_ESTATE;
+    if (b->n) return gsnap_store__err(b->db, GSNAP_ESTATE, "adopting events into a batch that holds some");
+    gsnap_event *ev = b->ev;
+    size_t cap = b->cap;
+    b->ev = p->ev;
+    b->n = p->n;
+    b->cap = p->cap;
+    p->ev = ev;
+    p->cap = cap;
+    p->n = 0;
+    gsnap_sorted_free(&b->sorted);
+    b->sorted = p->sorted;
+    memset(&p->sorted, 0, sizeof p->sorted);
+    if (b->sorted.valid && b->sorted.keep != b->db->keep) gsnap_sorted_free(&b->sorted);
+    return 0;
+}
+
 void gsnap_batch_abort(gsnap_batch *b) {
     if (b && b->magic == GSNAP_BATCH_MAGIC) batch_free(b);
 }
@@ -193,10 +215,7 @@ void gsnap_batch_abort(gsnap_batch *b) {
 
 struct commit_ctx {
     gsnap_batch *b;
-    gsnap_rec *recs[2]; /* sorted records per direction (vop = is_delete) */
-    size_t nrec[2];
-    uint64_t *touched[2]; /* unique nodes per direction */
-    size_t ntouched[2];
+    struct gsnap_sorted s; /* sorted records and touched nodes per direction */
     uint64_t version;
 };
 
@@ -218,8 +237,8 @@ static int write_run(gsnap_db *db, MDB_txn *txn, const struct commit_ctx *c, uin
     if ((rc = gsnap_run__writer_init(&w, db, txn, run_id))) return rc;
     uint64_t vbits = version << 1;
     for (uint8_t dir = 0; dir < 2 && rc == 0; dir++) {
-        for (size_t i = 0; i < c->nrec[dir] && rc == 0; i++) {
-            gsnap_rec r = c->recs[dir][i];
+        for (size_t i = 0; i < c->s.nrec[dir] && rc == 0; i++) {
+            gsnap_rec r = c->s.recs[dir][i];
             r.vop |= vbits;
             rc = gsnap_run__writer_add(&w, dir, &r);
         }
@@ -303,7 +322,7 @@ static int commit_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
     if ((rc = gsnap_vlog__put(db, txn, version, &b->src, adds, dels, bmin, bmax))) return rc;
     if ((rc = write_run(db, txn, c, version, run_id))) return rc;
     for (uint8_t dir = 0; dir < 2; dir++)
-        if (c->ntouched[dir] && (rc = put_changes(db, txn, version, dir, c->touched[dir], c->ntouched[dir])))
+        if (c->s.ntouched[dir] && (rc = put_changes(db, txn, version, dir, c->s.touched[dir], c->s.ntouched[dir])))
             return rc;
     meta_add_events(&m, b);
     m.version = version;
@@ -312,34 +331,6 @@ static int commit_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
     for (int i = 0; i < b->next && rc == 0; i++)
         rc = b->ext_ops[i]->commit(db, txn, version, b->ext_state[i]);
     return rc;
-}
-
-/* Build the sorted per-direction records and touched-node lists. */
-static int prepare(struct commit_ctx *c) {
-    gsnap_batch *b = c->b;
-    unsigned keep = b->db->keep;
-    struct ev_range rg;
-    if (b->n == 0) return 0; /* extensions only: an empty run */
-    gsnap_rec *tmp = malloc(b->n * sizeof *tmp);
-    if (!tmp) return GSNAP_ENOMEM;
-    gsnap_batch__ev_range(b->ev, b->n, &rg);
-    for (int dir = 0; dir < 2; dir++) {
-        if (!(keep & (dir == GSNAP_DIR_IN ? GSNAP_KEEP_IN : GSNAP_KEEP_OUT))) continue;
-        gsnap_rec *r = malloc(b->n * sizeof *r);
-        uint64_t *t = malloc(b->n * sizeof *t);
-        if (!r || !t) { free(r); free(t); free(tmp); return GSNAP_ENOMEM; }
-        gsnap_batch__sort_dir(b->ev, b->n, dir, &rg, r, tmp);
-        assert(gsnap_batch__sorted(r, b->n));
-        size_t nt = 0;
-        for (size_t i = 0; i < b->n; i++)
-            if (nt == 0 || t[nt - 1] != r[i].node) t[nt++] = r[i].node;
-        c->recs[dir] = r;
-        c->nrec[dir] = b->n;
-        c->touched[dir] = t;
-        c->ntouched[dir] = nt;
-    }
-    free(tmp);
-    return 0;
 }
 
 int gsnap_batch_commit(gsnap_batch *b, uint64_t *version) {
@@ -368,7 +359,12 @@ int gsnap_batch_commit(gsnap_batch *b, uint64_t *version) {
         if (rc == 0 && version) *version = v;
         goto out;
     }
-    if ((rc = prepare(&c))) goto out;
+    if (b->sorted.valid) { /* sorted before (gsnap_batch__adopt) */
+        c.s = b->sorted;
+        memset(&b->sorted, 0, sizeof b->sorted);
+    } else if ((rc = gsnap_batch__sort_events(b->ev, b->n, db->keep, &c.s))) {
+        goto out;
+    }
     if ((rc = gsnap_store__write(db, commit_fn, &c))) goto out;
     if (version) *version = c.version;
     /* The batch is durable now; merging is housekeeping in its own txns. A
@@ -376,10 +372,7 @@ int gsnap_batch_commit(gsnap_batch *b, uint64_t *version) {
     (void)gsnap_store__compact(db, 0);
     gsnap_store__warm(db); /* verify the new runs before queries meet them (store/warm.c) */
 out:
-    for (int d = 0; d < 2; d++) {
-        free(c.recs[d]);
-        free(c.touched[d]);
-    }
+    gsnap_sorted_free(&c.s);
     batch_free(b);
     return rc;
 }

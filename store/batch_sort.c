@@ -11,6 +11,7 @@
  */
 #include "store/batch_int.h"
 #include "common/radix.h"
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,3 +136,85 @@ void gsnap_batch__sort_dir(const gsnap_event *ev, size_t n, int dir, const struc
     radix_sort(r, tmp, n);
 }
 
+
+void gsnap_sorted_free(struct gsnap_sorted *o) {
+    for (int d = 0; d < 2; d++) {
+        free(o->recs[d]);
+        free(o->touched[d]);
+    }
+    memset(o, 0, sizeof *o);
+}
+
+int gsnap_batch__sort_events(const gsnap_event *ev, size_t n, unsigned keep, struct gsnap_sorted *o) {
+    struct ev_range rg;
+    memset(o, 0, sizeof *o);
+    o->keep = keep;
+    o->valid = 1;
+    if (n == 0) return 0; /* extensions only: an empty run */
+    gsnap_rec *tmp = malloc(n * sizeof *tmp);
+    if (!tmp) return GSNAP_ENOMEM;
+    gsnap_batch__ev_range(ev, n, &rg);
+    for (int dir = 0; dir < 2; dir++) {
+        if (!(keep & (dir == GSNAP_DIR_IN ? GSNAP_KEEP_IN : GSNAP_KEEP_OUT))) continue;
+        gsnap_rec *r = malloc(n * sizeof *r);
+        uint64_t *t = malloc(n * sizeof *t);
+        if (!r || !t) {
+            free(r);
+            free(t);
+            free(tmp);
+            gsnap_sorted_free(o);
+            return GSNAP_ENOMEM;
+        }
+        gsnap_batch__sort_dir(ev, n, dir, &rg, r, tmp);
+        assert(gsnap_batch__sorted(r, n));
+        size_t nt = 0;
+        for (size_t i = 0; i < n; i++)
+            if (nt == 0 || t[nt - 1] != r[i].node) t[nt++] = r[i].node;
+        o->recs[dir] = r;
+        o->nrec[dir] = n;
+        o->touched[dir] = t;
+        o->ntouched[dir] = nt;
+    }
+    free(tmp);
+    return 0;
+}
+
+/* ---- events sorted away from a batch (the ingest pipeline) ---------------- */
+
+int gsnap_batch__prep_new(gsnap_batch_prep **out) {
+    if (!out) return GSNAP_EINVAL;
+    *out = calloc(1, sizeof **out);
+    return *out ? 0 : GSNAP_ENOMEM;
+}
+
+void gsnap_batch__prep_free(gsnap_batch_prep *p) {
+    if (!p) return;
+    free(p->ev);
+    gsnap_sorted_free(&p->sorted);
+    free(p);
+}
+
+int gsnap_batch__prep_push(gsnap_batch_prep *p, uint64_t src, uint64_t dst, int64_t t, int del) {
+    if (t == GSNAP_TIME_MAX) return GSNAP_ERANGE;
+    if (p->sorted.valid) gsnap_sorted_free(&p->sorted);
+    if (p->n == p->cap) {
+        size_t nc = p->cap ? p->cap * 2 : 4096;
+        gsnap_event *ne = realloc(p->ev, nc * sizeof *ne);
+        if (!ne) return GSNAP_ENOMEM;
+        p->ev = ne;
+        p->cap = nc;
+    }
+    gsnap_event *e = &p->ev[p->n++];
+    e->src = src;
+    e->dst = dst;
+    e->t = t;
+    e->del = (uint64_t)(del != 0);
+    return 0;
+}
+
+size_t gsnap_batch__prep_size(const gsnap_batch_prep *p) { return p ? p->n : 0; }
+
+int gsnap_batch__prep_sort(gsnap_batch_prep *p, const gsnap_db *db) {
+    gsnap_sorted_free(&p->sorted);
+    return gsnap_batch__sort_events(p->ev, p->n, db->keep, &p->sorted);
+}

@@ -101,6 +101,21 @@ gsnap_db *gsnap_batch__db(gsnap_batch *b);
 /** Mark the batch failed (e.g. out of memory buffering): commit then fails. */
 void gsnap_batch__fail(gsnap_batch *b);
 
+/** Events buffered and sorted away from any open batch, so that a producer
+ *  thread can parse and sort batch i+1 while batch i commits (ingest/). A
+ *  prep is used by one thread at a time; prep_sort reads only db's keep
+ *  flags (fixed at open). prep_push: 0, GSNAP_ENOMEM, GSNAP_ERANGE (t is
+ *  GSNAP_TIME_MAX), no message. adopt moves p's events (and its sort, when
+ *  p was sorted since its last push) into the open, empty batch b and
+ *  leaves p empty for reuse; b then commits like a batch built by adds. */
+typedef struct gsnap_batch_prep gsnap_batch_prep;
+int gsnap_batch__prep_new(gsnap_batch_prep **out);
+void gsnap_batch__prep_free(gsnap_batch_prep *p);
+int gsnap_batch__prep_push(gsnap_batch_prep *p, uint64_t src, uint64_t dst, int64_t t, int del);
+size_t gsnap_batch__prep_size(const gsnap_batch_prep *p);
+int gsnap_batch__prep_sort(gsnap_batch_prep *p, const gsnap_db *db);
+int gsnap_batch__adopt(gsnap_batch *b, gsnap_batch_prep *p);
+
 /* ---- dump / load extensions ------------------------------------------------ */
 
 /** Sections a module above the store adds to the dump text format (format 2;

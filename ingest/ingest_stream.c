@@ -7,49 +7,137 @@
  */
 #include "store/store.h"
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- streaming ingest ---------------------------------------------------- */
+/* ---- the commit thread ------------------------------------------------------
+ * The caller's thread reads, parses and sorts batch i+1 (into one of two
+ * gsnap_batch_prep buffers) while a second thread commits batch i: one
+ * version and, in the default sync mode, one fsync per batch as before. A
+ * batch is handed over only after the one before it finished committing, so
+ * a failure (a bad line, a read error, a failed commit) stops with every
+ * batch before it committed and nothing after it. */
 
-/* Commit the open batch, account for it in the report, call progress. */
-static int commit_batch(gsnap_batch **b, size_t *in_batch, gsnap_ingest_report *rep,
-                        const gsnap_ingest_options *opts) {
-    uint64_t v = 0;
-    int rc = gsnap_batch_commit(*b, &v);
-    *b = NULL;
-    if (rc != GSNAP_OK)
-        return rc;
-    rep->events += *in_batch;
-    *in_batch = 0;
+typedef struct {
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    gsnap_db *db;
+    const char *name;
+    gsnap_batch_prep *job; /* the batch being committed; NULL when idle */
+    uint64_t first, last;  /* its source lines */
+    size_t nev;
+    int quit, started;
+    int rc;                /* the last commit's result, collected by the parser */
+    uint64_t version;
+    int have_result;
+} committer;
+
+static void *committer_main(void *arg) {
+    committer *c = arg;
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        while (!c->job && !c->quit) pthread_cond_wait(&c->cv, &c->mu);
+        if (!c->job) break;
+        gsnap_batch_prep *p = c->job;
+        pthread_mutex_unlock(&c->mu);
+        gsnap_batch *b = NULL;
+        uint64_t v = 0;
+        int rc = gsnap_batch_begin(c->db, &b);
+        if (rc == GSNAP_OK) rc = gsnap_batch__adopt(b, p);
+        if (rc == GSNAP_OK) rc = gsnap_batch_set_source(b, c->name, c->first, c->last);
+        if (rc == GSNAP_OK) {
+            rc = gsnap_batch_commit(b, &v);
+            b = NULL;
+        }
+        gsnap_batch_abort(b);
+        pthread_mutex_lock(&c->mu);
+        c->rc = rc;
+        c->version = v;
+        c->have_result = 1;
+        c->job = NULL;
+        pthread_cond_broadcast(&c->cv);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+/* Wait for the batch in flight; account for it in the report (progress is
+ * called from the caller's thread). Its result. */
+static int committer_wait(committer *c, gsnap_ingest_report *rep, const gsnap_ingest_options *opts) {
+    pthread_mutex_lock(&c->mu);
+    while (c->job) pthread_cond_wait(&c->cv, &c->mu);
+    int have = c->have_result, rc = c->rc;
+    uint64_t v = c->version;
+    size_t nev = c->nev;
+    c->have_result = 0;
+    pthread_mutex_unlock(&c->mu);
+    if (!have || rc != GSNAP_OK) return have ? rc : GSNAP_OK;
+    rep->events += nev;
     rep->batches++;
-    if (!rep->first_version)
-        rep->first_version = v;
+    if (!rep->first_version) rep->first_version = v;
     rep->last_version = v;
-    if (opts->progress)
-        opts->progress(opts->progress_ctx, rep->lines, rep->events, v);
+    if (opts->progress) opts->progress(opts->progress_ctx, rep->lines, rep->events, v);
     return GSNAP_OK;
 }
 
-/* The input ended (or failed): read errors, the last batch, and whether
- * any edge was found at all. */
-static int end_of_input(gsnap_db *db, FILE *fp, const char *name, gsnap_batch **b, size_t *in_batch,
-                        gsnap_ingest_report *rep, const gsnap_ingest_options *opts, const char *first_bad)
+/* Sort p and hand it to the commit thread once the batch before it is
+ * committed (its result first: a failure there stops the ingest). */
+static int committer_submit(committer *c, gsnap_batch_prep *p, uint64_t first, uint64_t last,
+                            gsnap_ingest_report *rep, const gsnap_ingest_options *opts) {
+    int rc = gsnap_batch__prep_sort(p, c->db);
+    int rc2 = committer_wait(c, rep, opts);
+    if (rc2 != GSNAP_OK) return rc2;
+    if (rc != GSNAP_OK) return gsnap_store__err(c->db, rc, "out of memory sorting a batch of %zu events",
+                                                gsnap_batch__prep_size(p));
+    pthread_mutex_lock(&c->mu);
+    c->job = p;
+    c->first = first;
+    c->last = last;
+    c->nev = gsnap_batch__prep_size(p);
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    return GSNAP_OK;
+}
+
+static int committer_start(committer *c, gsnap_db *db, const char *name) {
+    memset(c, 0, sizeof *c);
+    c->db = db;
+    c->name = name;
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->cv, NULL);
+    if (pthread_create(&c->th, NULL, committer_main, c) != 0) {
+        pthread_mutex_destroy(&c->mu);
+        pthread_cond_destroy(&c->cv);
+        return gsnap_store__err(db, GSNAP_ENOMEM, "cannot start the ingest's commit thread");
+    }
+    c->started = 1;
+    return GSNAP_OK;
+}
+
+/* Wait for the batch in flight (its result into rc when rc is still OK),
+ * stop the thread. */
+static int committer_stop(committer *c, int rc, gsnap_ingest_report *rep, const gsnap_ingest_options *opts) {
+    if (!c->started) return rc;
+    int rc2 = committer_wait(c, rep, opts);
+    pthread_mutex_lock(&c->mu);
+    c->quit = 1;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    pthread_join(c->th, NULL);
+    pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->cv);
+    c->started = 0;
+    return rc2 != GSNAP_OK ? rc2 : rc;
+}
+
+/* The input ended (or failed): read errors, and whether any edge was found
+ * at all (the last batch is committed by then). */
+static int end_of_input(gsnap_db *db, const char *name, const gsnap_ingest_report *rep, const char *first_bad)
 {
     int rc;
-    if (ferror(fp)) {
-        rc = gsnap_store__err(db, GSNAP_EIO, "%s: read error after line %llu: %s", name,
-                              (unsigned long long)rep->lines, strerror(errno));
-        return rc;
-    }
-    if (!feof(fp)) { /* getline failed without a stream error: out of memory */
-        rc = gsnap_store__err(db, GSNAP_ENOMEM, "%s: line %llu: out of memory reading the line",
-                              name, (unsigned long long)rep->lines + 1);
-        return rc;
-    }
-    if (*b && (rc = commit_batch(b, in_batch, rep, opts)) != GSNAP_OK)
-        return rc;
     if (rep->events == 0) {
         if (rep->bad_lines)
             rc = gsnap_store__err(db, GSNAP_EPARSE, "%s: no edges (%llu lines read, all %llu edge lines bad; first: %s)",
@@ -62,6 +150,18 @@ static int end_of_input(gsnap_db *db, FILE *fp, const char *name, gsnap_batch **
     }
     if (rep->bad_lines) /* success: leave the first skipped line's message for the caller */
         gsnap_store__err(db, GSNAP_EPARSE, "%s", first_bad);
+    return GSNAP_OK;
+}
+
+/* After the last line: a read error (the partial batch is not committed),
+ * else the last batch handed over; the stream's state decides. */
+static int read_end(gsnap_db *db, FILE *fp, const char *name, const gsnap_ingest_report *rep) {
+    if (ferror(fp))
+        return gsnap_store__err(db, GSNAP_EIO, "%s: read error after line %llu: %s", name,
+                                (unsigned long long)rep->lines, strerror(errno));
+    if (!feof(fp)) /* getline failed without a stream error: out of memory */
+        return gsnap_store__err(db, GSNAP_ENOMEM, "%s: line %llu: out of memory reading the line",
+                                name, (unsigned long long)rep->lines + 1);
     return GSNAP_OK;
 }
 
@@ -96,15 +196,17 @@ int gsnap_ingest_text(gsnap_db *db, void *fpv, const char *name,
 {
     FILE *fp = fpv;
     gsnap_ingest_report rep;
-    gsnap_batch *b = NULL;
+    gsnap_batch_prep *prep[2] = {NULL, NULL};
+    committer cm;
     char *line = NULL, perrbuf[320], first_bad[480];
-    size_t cap = 0, batch_edges, in_batch = 0;
-    uint64_t batch_first = 0, last_event_line = 0; /* version log: the batch's line range */
+    size_t cap = 0, batch_edges;
+    uint64_t batch_first = 0, last_event_line = 0, parsed = 0; /* version log: the batch's line range */
     ssize_t n;
     double t0 = gsnap_now();
-    int rc = GSNAP_OK;
+    int rc = GSNAP_OK, cur = 0;
 
     memset(&rep, 0, sizeof rep);
+    memset(&cm, 0, sizeof cm);
     first_bad[0] = '\0';
     if (!db)
         return GSNAP_EINVAL;
@@ -113,6 +215,12 @@ int gsnap_ingest_text(gsnap_db *db, void *fpv, const char *name,
     if (!name)
         name = "-";
     batch_edges = opts->batch_edges ? opts->batch_edges : 100000;
+    if (gsnap_batch__prep_new(&prep[0]) || gsnap_batch__prep_new(&prep[1])) {
+        rc = gsnap_store__err(db, GSNAP_ENOMEM, "out of memory starting the ingest");
+        goto done;
+    }
+    if ((rc = committer_start(&cm, db, name)) != GSNAP_OK)
+        goto done;
 
     while ((n = getline(&line, &cap, fp)) >= 0) {
         uint64_t s, d;
@@ -129,11 +237,13 @@ int gsnap_ingest_text(gsnap_db *db, void *fpv, const char *name,
         if (prc == GSNAP_NOTFOUND)
             continue;
         if (prc != GSNAP_OK) {
-            if (rep.events == 0 && rep.bad_lines == 0 && (b == NULL || gsnap_batch_size(b) == 0))
+            if (parsed == 0 && rep.bad_lines == 0)
                 hint_header_row(lp, (size_t)n, perrbuf, sizeof perrbuf); /* the first edge line */
             if (!opts->skip_bad) {
-                rc = gsnap_store__err(db, GSNAP_EPARSE, "%s:%llu: %s", name,
-                                      (unsigned long long)rep.lines, perrbuf);
+                rc = committer_stop(&cm, GSNAP_OK, &rep, opts); /* the batches before it commit */
+                if (rc == GSNAP_OK)
+                    rc = gsnap_store__err(db, GSNAP_EPARSE, "%s:%llu: %s", name,
+                                          (unsigned long long)rep.lines, perrbuf);
                 goto done;
             }
             if (rep.bad_lines++ == 0) {
@@ -143,27 +253,32 @@ int gsnap_ingest_text(gsnap_db *db, void *fpv, const char *name,
             }
             continue;
         }
-        if (!b && (rc = gsnap_batch_begin(db, &b)) != GSNAP_OK)
-            goto done;
-        if (in_batch == 0)
+        if (gsnap_batch__prep_size(prep[cur]) == 0)
             batch_first = rep.lines;
         last_event_line = rep.lines;
-        rc = del ? gsnap_batch_delete(b, s, d, t) : gsnap_batch_add(b, s, d, t);
-        if (rc != GSNAP_OK)
+        parsed++;
+        if ((prc = gsnap_batch__prep_push(prep[cur], s, d, t, del)) != GSNAP_OK) {
+            if ((rc = committer_stop(&cm, GSNAP_OK, &rep, opts)) == GSNAP_OK)
+                rc = gsnap_store__err(db, prc, prc == GSNAP_ERANGE ? "%s:%llu: time %lld is reserved for \"now\""
+                                  : "%s:%llu: out of memory buffering the batch (time %lld)", name,
+                                  (unsigned long long)rep.lines, (long long)t);
             goto done;
-        if (++in_batch >= batch_edges) {
-            gsnap_batch_set_source(b, name, batch_first, rep.lines);
-            rc = commit_batch(&b, &in_batch, &rep, opts);
-            if (rc != GSNAP_OK)
+        }
+        if (gsnap_batch__prep_size(prep[cur]) >= batch_edges) {
+            if ((rc = committer_submit(&cm, prep[cur], batch_first, rep.lines, &rep, opts)) != GSNAP_OK)
                 goto done;
+            cur ^= 1;
         }
     }
-    if (b)
-        gsnap_batch_set_source(b, name, batch_first, last_event_line);
-    rc = end_of_input(db, fp, name, &b, &in_batch, &rep, opts, first_bad);
+    if ((rc = read_end(db, fp, name, &rep)) == GSNAP_OK && gsnap_batch__prep_size(prep[cur]))
+        rc = committer_submit(&cm, prep[cur], batch_first, last_event_line, &rep, opts);
+    if ((rc = committer_stop(&cm, rc, &rep, opts)) == GSNAP_OK)
+        rc = end_of_input(db, name, &rep, first_bad);
 
 done:
-    gsnap_batch_abort(b);
+    rc = committer_stop(&cm, rc, &rep, opts);
+    gsnap_batch__prep_free(prep[0]);
+    gsnap_batch__prep_free(prep[1]);
     free(line);
     rep.seconds = gsnap_now() - t0;
     if (report)

@@ -264,17 +264,19 @@ static int write_run(gsnap_db *db, MDB_txn *txn, const struct commit_ctx *c, uin
 
 /* The meta record's event counts, time range and node bound after the
  * batch's events. */
-static void meta_add_events(struct gsnap_meta *m, const gsnap_batch *b) {
-    for (size_t i = 0; i < b->n; i++) {
-        const gsnap_event *e = &b->ev[i];
-        if (m->edge_records == 0 && i == 0) m->min_t = m->max_t = e->t;
-        if (e->t < m->min_t) m->min_t = e->t;
-        if (e->t > m->max_t) m->max_t = e->t;
-        uint64_t hi = e->src > e->dst ? e->src : e->dst;
-        if (hi != UINT64_MAX && hi + 1 > m->node_bound) m->node_bound = hi + 1;
-        if (hi == UINT64_MAX) m->node_bound = UINT64_MAX;
-        m->deletes += e->del;
+static void meta_add_events(struct gsnap_meta *m, const gsnap_batch *b, const struct gsnap_sorted *st) {
+    if (b->n == 0) return;
+    const struct ev_range *r = &st->rg;
+    if (m->edge_records == 0) {
+        m->min_t = r->tmin;
+        m->max_t = r->tmax;
     }
+    if (r->tmin < m->min_t) m->min_t = r->tmin;
+    if (r->tmax > m->max_t) m->max_t = r->tmax;
+    uint64_t hi = r->max_src > r->max_dst ? r->max_src : r->max_dst;
+    if (hi != UINT64_MAX && hi + 1 > m->node_bound) m->node_bound = hi + 1;
+    if (hi == UINT64_MAX) m->node_bound = UINT64_MAX;
+    m->deletes += st->dels;
     m->edge_records += b->n;
 }
 
@@ -288,14 +290,9 @@ static int commit_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
      * covers exactly this version, and version << 1 still fits the record. */
     assert(version > m.version && version < (UINT64_C(1) << 63));
     gsnap_batch *b = c->b;
-    uint64_t adds = 0, dels = 0;
-    int64_t bmin = INT64_MAX, bmax = INT64_MIN;
-    for (size_t i = 0; i < b->n; i++) {
-        const gsnap_event *e = &b->ev[i];
-        if (e->t < bmin) bmin = e->t;
-        if (e->t > bmax) bmax = e->t;
-        dels += e->del;
-    }
+    /* the batch's counts and time range, taken when it was sorted */
+    uint64_t adds = 0, dels = b->n ? c->s.dels : 0;
+    int64_t bmin = b->n ? c->s.rg.tmin : INT64_MAX, bmax = b->n ? c->s.rg.tmax : INT64_MIN;
     adds = b->n - dels;
     if (b->n && m.horizon_t != INT64_MIN && bmin < m.horizon_t)
         return gsnap_store__err(db, GSNAP_ERANGE, "event time %lld is before the retention horizon time %lld "
@@ -324,7 +321,7 @@ static int commit_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
     for (uint8_t dir = 0; dir < 2; dir++)
         if (c->s.ntouched[dir] && (rc = put_changes(db, txn, version, dir, c->s.touched[dir], c->s.ntouched[dir])))
             return rc;
-    meta_add_events(&m, b);
+    meta_add_events(&m, b, &c->s);
     m.version = version;
     c->version = version;
     if ((rc = gsnap_store__put_meta(db, txn, &m))) return rc;

@@ -33,7 +33,9 @@ struct gsnap_sorted {
     size_t nrec[2];
     uint64_t *touched[2];
     size_t ntouched[2];
-    unsigned keep; /* the db->keep they were made for */
+    unsigned keep;      /* the db->keep they were made for */
+    struct ev_range rg; /* the events' ranges (n > 0) */
+    uint64_t dels;      /* how many are deletes */
     int valid;
 };
 /* Sort ev[0..n) into o for the directions in keep (GSNAP_KEEP_*): 0 or

@@ -151,9 +151,11 @@ int gsnap_batch__sort_events(const gsnap_event *ev, size_t n, unsigned keep, str
     o->keep = keep;
     o->valid = 1;
     if (n == 0) return 0; /* extensions only: an empty run */
+    gsnap_batch__ev_range(ev, n, &rg);
+    o->rg = rg;
+    for (size_t i = 0; i < n; i++) o->dels += ev[i].del;
     gsnap_rec *tmp = malloc(n * sizeof *tmp);
     if (!tmp) return GSNAP_ENOMEM;
-    gsnap_batch__ev_range(ev, n, &rg);
     for (int dir = 0; dir < 2; dir++) {
         if (!(keep & (dir == GSNAP_DIR_IN ? GSNAP_KEEP_IN : GSNAP_KEEP_OUT))) continue;
         gsnap_rec *r = malloc(n * sizeof *r);

@@ -411,6 +411,11 @@ int gsnap_parse_edge_line(const char *line, size_t len, uint64_t line_no,
  * With skip_bad, a successful call that skipped lines leaves the message of
  * the first skipped line ("file:line: column ...") in gsnap_db_errmsg(db).
  * Lines may be of any length; the default time of a line is its line number.
+ * Threading: the caller's thread reads, parses and sorts; a second thread
+ * (started and joined inside this call) commits the batch before, so db must
+ * not be used by other threads for writes meanwhile (a batch open elsewhere
+ * makes a commit fail with GSNAP_EBUSY). opts->progress is called from the
+ * caller's thread, after each commit is known to be done.
  */
 int gsnap_ingest_text(gsnap_db *db, void *fp, const char *name,
                       const gsnap_ingest_options *opts, gsnap_ingest_report *report);

@@ -109,9 +109,14 @@ int main(void) {
     gsnap_db_close(e);
     gsnap_db_close(g);
     test_rmdir(d0);
+    free(d0);
     test_rmdir(d1);
+    free(d1);
     test_rmdir(d2);
+    free(d2);
     test_rmdir(d3);
+    free(d3);
     test_rmdir(d4);
+    free(d4);
     TEST_DONE();
 }

@@ -191,6 +191,32 @@ static int ingest_args(gsnap_db *db, FILE *fp, const gsnap_ingest_options **opts
     return GSNAP_OK;
 }
 
+/* The two batch buffers and the commit thread. */
+static int pipeline_start(gsnap_db *db, const char *name, gsnap_batch_prep *prep[2], committer *cm) {
+    if (gsnap_batch__prep_new(&prep[0]) || gsnap_batch__prep_new(&prep[1]))
+        return gsnap_store__err(db, GSNAP_ENOMEM, "out of memory starting the ingest");
+    return committer_start(cm, db, name);
+}
+
+/* A line that failed to parse (message in perrbuf): without skip_bad the
+ * ingest stops (the batches before it commit first); with it, the line is
+ * counted and skipped (GSNAP_OK), the first one's message kept in first_bad
+ * (480 bytes). */
+static int bad_line(gsnap_db *db, committer *cm, const char *name, const char *perrbuf, char *first_bad,
+                    gsnap_ingest_report *rep, const gsnap_ingest_options *opts) {
+    int rc;
+    if (!opts->skip_bad) {
+        if ((rc = committer_stop(cm, GSNAP_OK, rep, opts)) == GSNAP_OK)
+            rc = gsnap_store__err(db, GSNAP_EPARSE, "%s:%llu: %s", name, (unsigned long long)rep->lines, perrbuf);
+        return rc;
+    }
+    if (rep->bad_lines++ == 0) {
+        rep->first_bad_line = rep->lines;
+        snprintf(first_bad, 480, "%s:%llu: %s", name, (unsigned long long)rep->lines, perrbuf);
+    }
+    return GSNAP_OK;
+}
+
 int gsnap_ingest_text(gsnap_db *db, void *fpv, const char *name,
                       const gsnap_ingest_options *opts, gsnap_ingest_report *report)
 {
@@ -215,11 +241,7 @@ int gsnap_ingest_text(gsnap_db *db, void *fpv, const char *name,
     if (!name)
         name = "-";
     batch_edges = opts->batch_edges ? opts->batch_edges : 100000;
-    if (gsnap_batch__prep_new(&prep[0]) || gsnap_batch__prep_new(&prep[1])) {
-        rc = gsnap_store__err(db, GSNAP_ENOMEM, "out of memory starting the ingest");
-        goto done;
-    }
-    if ((rc = committer_start(&cm, db, name)) != GSNAP_OK)
+    if ((rc = pipeline_start(db, name, prep, &cm)) != GSNAP_OK)
         goto done;
 
     while ((n = getline(&line, &cap, fp)) >= 0) {
@@ -239,18 +261,8 @@ int gsnap_ingest_text(gsnap_db *db, void *fpv, const char *name,
         if (prc != GSNAP_OK) {
             if (parsed == 0 && rep.bad_lines == 0)
                 hint_header_row(lp, (size_t)n, perrbuf, sizeof perrbuf); /* the first edge line */
-            if (!opts->skip_bad) {
-                rc = committer_stop(&cm, GSNAP_OK, &rep, opts); /* the batches before it commit */
-                if (rc == GSNAP_OK)
-                    rc = gsnap_store__err(db, GSNAP_EPARSE, "%s:%llu: %s", name,
-                                          (unsigned long long)rep.lines, perrbuf);
+            if ((rc = bad_line(db, &cm, name, perrbuf, first_bad, &rep, opts)) != GSNAP_OK)
                 goto done;
-            }
-            if (rep.bad_lines++ == 0) {
-                rep.first_bad_line = rep.lines;
-                snprintf(first_bad, sizeof first_bad, "%s:%llu: %s", name,
-                         (unsigned long long)rep.lines, perrbuf);
-            }
             continue;
         }
         if (gsnap_batch__prep_size(prep[cur]) == 0)

@@ -162,6 +162,27 @@ static void test_mapped_kept(void) {
     free(shm);
 }
 
+/* A dead writer's temporary file for generation g beside the images of dir
+ * (named after any image there). */
+static void plant_dead_tmp(const char *shm, int g) {
+    pid_t dead = fork();
+    if (dead == 0) _exit(0);
+    waitpid(dead, NULL, 0);
+    char any[300] = "", name[700];
+    DIR *d = opendir(shm);
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (strstr(e->d_name, ".img") && !strstr(e->d_name, ".tmp")) snprintf(any, sizeof any, "%s", e->d_name);
+    if (d) closedir(d);
+    char *p = strstr(any, "-g");
+    CHECK(p != NULL);
+    if (!p) return;
+    snprintf(name, sizeof name, "%s/%.*s-g%d.img.tmp.%ld.1", shm, (int)(p - any), any, g, (long)dead);
+    int t = open(name, O_CREAT | O_WRONLY, 0600);
+    CHECK(t >= 0);
+    if (t >= 0) close(t);
+}
+
 /* A sampler process killed mid-run: the next one removes what it left. */
 static void test_killed(void) {
     char *shm = subdir("killed");
@@ -182,25 +203,9 @@ static void test_killed(void) {
     waitpid(pid, NULL, 0);
     close(fd[0]);
     close(fd[1]);
-    /* a temporary file of a writer that is gone (a child that exited) */
-    pid_t dead = fork();
-    if (dead == 0) _exit(0);
-    waitpid(dead, NULL, 0);
     int tmp;
     uint64_t before = gens_in(shm, &tmp);
-    char name[700], any[300] = "";
-    DIR *d = opendir(shm);
-    struct dirent *e;
-    while (d && (e = readdir(d)))
-        if (strstr(e->d_name, "-g5.img")) snprintf(any, sizeof any, "%s", e->d_name);
-    if (d) closedir(d);
-    char *g = strstr(any, "-g5.img");
-    if (g) {
-        snprintf(name, sizeof name, "%s/%.*s-g3.img.tmp.%ld.1", shm, (int)(g - any), any, (long)dead);
-        int t = open(name, O_CREAT | O_WRONLY, 0600);
-        CHECK(t >= 0);
-        if (t >= 0) close(t);
-    }
+    plant_dead_tmp(shm, 3); /* a temporary file of a writer that is gone */
     CHECK_MSG(before & (1ull << 5), "the killed process's generation 5 is not there (%#llx)",
               (unsigned long long)before);
     handle h;
@@ -209,27 +214,6 @@ static void test_killed(void) {
     CHECK_MSG(after == 1 && tmp == 0, "left after the next open: %#llx, %d tmp", (unsigned long long)after, tmp);
     close_one(&h);
     free(shm);
-}
-
-/* A dead writer's temporary file for generation g beside the images of dir
- * (named after any image there). */
-static void plant_dead_tmp(const char *shm, int g) {
-    pid_t dead = fork();
-    if (dead == 0) _exit(0);
-    waitpid(dead, NULL, 0);
-    char any[300] = "", name[700];
-    DIR *d = opendir(shm);
-    struct dirent *e;
-    while (d && (e = readdir(d)))
-        if (strstr(e->d_name, ".img") && !strstr(e->d_name, ".tmp")) snprintf(any, sizeof any, "%s", e->d_name);
-    if (d) closedir(d);
-    char *p = strstr(any, "-g");
-    CHECK(p != NULL);
-    if (!p) return;
-    snprintf(name, sizeof name, "%s/%.*s-g%d.img.tmp.%ld.1", shm, (int)(p - any), any, g, (long)dead);
-    int t = open(name, O_CREAT | O_WRONLY, 0600);
-    CHECK(t >= 0);
-    if (t >= 0) close(t);
 }
 
 /* Killed at generation 1 (0 and 1 left, and a dead writer's temporary

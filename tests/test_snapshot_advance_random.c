@@ -246,7 +246,10 @@ static void slab_cut_during_advance(void) {
         gsnap_advance_report rep;
         int rc = gsnap_snapshot_advance(db, "adv", &ao, &rep);
         const char *m = gsnap_db_errmsg(db);
-        _exit(rc != 0 && m && strstr(m, "hop 1") ? 0 : 1);
+        int code = rc != 0 && m && strstr(m, "hop 1") ? 0 : 1;
+        gsnap_db_close(db); /* the child's copies freed (valgrind checks its exit too) */
+        free(dir);
+        _exit(code);
     }
     int st = 0;
     CHECK(waitpid(pid, &st, 0) == pid);

@@ -33,6 +33,7 @@ typedef struct {
     int rc;                /* the last commit's result, collected by the parser */
     uint64_t version;
     int have_result;
+    char msg[1024]; /* the failed commit's message (messages are per thread) */
 } committer;
 
 static void *committer_main(void *arg) {
@@ -54,6 +55,7 @@ static void *committer_main(void *arg) {
         }
         gsnap_batch_abort(b);
         pthread_mutex_lock(&c->mu);
+        if (rc != GSNAP_OK) snprintf(c->msg, sizeof c->msg, "%s", gsnap_db_errmsg(c->db));
         c->rc = rc;
         c->version = v;
         c->have_result = 1;
@@ -74,7 +76,9 @@ static int committer_wait(committer *c, gsnap_ingest_report *rep, const gsnap_in
     size_t nev = c->nev;
     c->have_result = 0;
     pthread_mutex_unlock(&c->mu);
-    if (!have || rc != GSNAP_OK) return have ? rc : GSNAP_OK;
+    if (have && rc != GSNAP_OK) /* the commit thread's message, in the caller's thread */
+        return gsnap_store__err(c->db, rc, "%s", c->msg[0] ? c->msg : gsnap_strerror(rc));
+    if (!have) return GSNAP_OK;
     rep->events += nev;
     rep->batches++;
     if (!rep->first_version) rep->first_version = v;

@@ -5,7 +5,9 @@
  * sort), node for node, both directions, at several times; duplicates of
  * one (src, dst, t) with adds and deletes mixed keep their batch order.
  * Also several batches of the ingest pipeline path (gsnap_ingest_text with
- * a small batch size) agree with one batch built by adds.
+ * a small batch size) agree with one batch built by adds, and a commit
+ * that fails on the pipeline's commit thread reports its own message to the
+ * caller (messages are per thread).
  */
 #include "graphsnap.h"
 #include "tests/test.h"
@@ -106,6 +108,16 @@ int main(void) {
         for (int dir = 0; dir < 2; dir++)
             for (int64_t when = 0; when <= TIMES; when += 5)
                 same(e, g, 0, 0, v, (gsnap_dir)dir, when);
+    /* a batch left open on the handle: the commit thread's begin fails */
+    gsnap_batch *open_b;
+    OK(gsnap_batch_begin(g, &open_b));
+    f = fopen(path, "r");
+    CHECK(f != NULL);
+    int irc = gsnap_ingest_text(g, f, path, &io, &rep);
+    fclose(f);
+    CHECK(irc == GSNAP_EBUSY);
+    CHECK_MSG(strstr(gsnap_db_errmsg(g), "already open") != NULL, "the caller sees: %s", gsnap_db_errmsg(g));
+    gsnap_batch_abort(open_b);
     gsnap_db_close(e);
     gsnap_db_close(g);
     test_rmdir(d0);

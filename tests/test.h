@@ -48,4 +48,30 @@ static inline uint64_t test_rand(uint64_t *s) {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
 }
+
+/* FNV-1a of n bytes: a batch's fingerprint, to compare runs byte for byte. */
+static inline uint64_t test_fnv(const void *p, size_t n) {
+    const unsigned char *c = p;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ull;
+    return h;
+}
+
+/* A database at dir with one batch: every node v < n gets dmin + a draw
+ * below dspread in-edges from random sources (times 0, 1, ...). */
+static inline void test_random_in_db(const char *dir, uint64_t n, uint64_t dmin, uint64_t dspread,
+                                     uint64_t seed) {
+    gsnap_db_options dopts = GSNAP_DB_OPTIONS_INIT;
+    dopts.sync = GSNAP_SYNC_NONE;
+    gsnap_db *db;
+    OK(gsnap_db_open(dir, &dopts, &db));
+    gsnap_batch *b;
+    OK(gsnap_batch_begin(db, &b));
+    for (uint64_t v = 0; v < n; v++) {
+        uint64_t d = dmin + test_rand(&seed) % dspread;
+        for (uint64_t i = 0; i < d; i++) OK(gsnap_batch_add(b, test_rand(&seed) % n, v, (int64_t)i));
+    }
+    OK(gsnap_batch_commit(b, NULL));
+    gsnap_db_close(db);
+}
 #endif

@@ -59,13 +59,6 @@ typedef struct {
     int rc;
 } run_out;
 
-static uint64_t fnv(const void *p, size_t n) {
-    const unsigned char *b = p;
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
-    return h;
-}
-
 /* Open the db, sample nbatch batches of 48 random seeds, hash each one. */
 static void run(const scase *c, const char *shm, run_out *out) {
     memset(out, 0, sizeof *out);
@@ -92,7 +85,7 @@ static void run(const scase *c, const char *shm, run_out *out) {
         const void *buf;
         size_t len;
         out->rc = gsnap_sampler_next(s, NULL, 48, &buf, &len);
-        if (!out->rc) out->h[b] = fnv(buf, len);
+        if (!out->rc) out->h[b] = test_fnv(buf, len);
     }
     gsnap_sampler_stats_get(s, &out->st);
 done:
@@ -420,7 +413,7 @@ static void test_follower(void) {
                 const void *buf;
                 size_t len;
                 OK(gsnap_sampler_next(s[k], NULL, 48, &buf, &len));
-                h[k][b] = fnv(buf, len);
+                h[k][b] = test_fnv(buf, len);
             }
     gsnap_sampler_stats st[2];
     for (int k = 0; k < 2; k++) {

@@ -20,30 +20,6 @@
 #define PERIOD 2
 static char *dbdir, *shmroot;
 
-static void build_db(void) {
-    gsnap_db_options dopts = GSNAP_DB_OPTIONS_INIT;
-    dopts.sync = GSNAP_SYNC_NONE;
-    gsnap_db *db;
-    OK(gsnap_db_open(dbdir, &dopts, &db));
-    uint64_t rng = 7;
-    gsnap_batch *b;
-    OK(gsnap_batch_begin(db, &b));
-    for (uint64_t v = 0; v < N; v++) {
-        uint64_t d = 2 + test_rand(&rng) % 20;
-        for (uint64_t i = 0; i < d; i++) OK(gsnap_batch_add(b, test_rand(&rng) % N, v, (int64_t)i));
-    }
-    uint64_t ver;
-    OK(gsnap_batch_commit(b, &ver));
-    gsnap_db_close(db);
-}
-
-static uint64_t fnv(const void *p, size_t n) {
-    const unsigned char *c = p;
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ull;
-    return h;
-}
-
 typedef struct {
     gsnap_db *db;
     gsnap_sampler *s;
@@ -74,7 +50,7 @@ static void sample(handle *h, int from, int to, uint64_t *out) {
         const void *buf;
         size_t len;
         OK(gsnap_sampler_next(h->s, NULL, 40, &buf, &len));
-        if (out) out[b] = fnv(buf, len);
+        if (out) out[b] = test_fnv(buf, len);
     }
 }
 
@@ -306,7 +282,7 @@ static void test_locked_elsewhere(void) {
 int main(void) {
     dbdir = test_tmpdir("shgc-db");
     shmroot = test_tmpdir("shgc-shm");
-    build_db();
+    test_random_in_db(dbdir, N, 2, 20, 7);
     test_two_processes();
     test_mapped_kept();
     test_killed();

@@ -11,30 +11,6 @@
 #define NB 30
 static char *dbdir, *shmroot;
 
-static void build_db(void) {
-    gsnap_db_options dopts = GSNAP_DB_OPTIONS_INIT;
-    dopts.sync = GSNAP_SYNC_NONE;
-    gsnap_db *db;
-    OK(gsnap_db_open(dbdir, &dopts, &db));
-    uint64_t rng = 99;
-    gsnap_batch *b;
-    OK(gsnap_batch_begin(db, &b));
-    for (uint64_t v = 0; v < N; v++) {
-        uint64_t d = 4 + test_rand(&rng) % 40;
-        for (uint64_t i = 0; i < d; i++) OK(gsnap_batch_add(b, test_rand(&rng) % N, v, (int64_t)i));
-    }
-    uint64_t ver;
-    OK(gsnap_batch_commit(b, &ver));
-    gsnap_db_close(db);
-}
-
-static uint64_t fnv(const void *p, size_t n) {
-    const unsigned char *c = p;
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ull;
-    return h;
-}
-
 /* kB of "Anonymous:" (copy-on-write pages) over this process's mappings of
  * files whose name contains "gsnap-" and ".img"; -1 if none is mapped. */
 static long image_anon_kb(void) {
@@ -84,14 +60,14 @@ static void run(gsnap_sample_mode mode, const char *shm, int by_hand, result *r)
     size_t len;
     for (int b = 0; b < NB; b++) {
         OK(gsnap_sampler_next(s, NULL, 200, &buf, &len));
-        r->h[b] = fnv(buf, len);
+        r->h[b] = test_fnv(buf, len);
     }
     r->anon = image_anon_kb();
     r->sum = gsnap_sampler_cache_checksum(s);
     if (by_hand) { /* a whole-cache refresh on the overlaid image */
         OK(gsnap_sampler_refresh(s));
         OK(gsnap_sampler_next(s, NULL, 200, &buf, &len));
-        r->h[NB] = fnv(buf, len);
+        r->h[NB] = test_fnv(buf, len);
         r->sum_after = gsnap_sampler_cache_checksum(s);
     }
     gsnap_sampler_stats_get(s, &r->st);
@@ -121,7 +97,7 @@ static void check_mode(gsnap_sample_mode mode, int k) {
 int main(void) {
     dbdir = test_tmpdir("shovl-db");
     shmroot = test_tmpdir("shovl-shm");
-    build_db();
+    test_random_in_db(dbdir, N, 4, 40, 99);
     check_mode(GSNAP_MODE_PSCR, 0);
     check_mode(GSNAP_MODE_PSCR_SC, 1);
     test_rmdir(dbdir);

@@ -26,6 +26,21 @@ static int reserve(uint64_t **p, size_t *cap, size_t n) {
     return 0;
 }
 
+/* a[i..ie) and b[j..je), each ascending, into d from k on, each id once;
+ * returns the end in d. */
+static size_t merge2(const uint64_t *a, size_t i, size_t ie, const uint64_t *b, size_t j, size_t je,
+                     uint64_t *d, size_t k) {
+    while (i < ie && j < je) {
+        uint64_t x = a[i], y = b[j];
+        d[k++] = x < y ? x : y;
+        i += x <= y;
+        j += y <= x;
+    }
+    while (i < ie) d[k++] = a[i++];
+    while (j < je) d[k++] = b[j++];
+    return k;
+}
+
 /* Merge the ascending segments src[seg[0]..seg[nseg]) pairwise, ping-pong
  * with dst at the same offsets, until one remains (its bounds in seg[0..1]);
  * returns the buffer that holds it. Each id once. */
@@ -33,16 +48,9 @@ static uint64_t *merge_all(uint64_t *src, uint64_t *dst, size_t *seg, size_t nse
     while (nseg > 1) {
         size_t w = 0, k = seg[0];
         for (size_t s = 0; s < nseg; s += 2) {
-            size_t i = seg[s], mid = seg[s + 1], hi = s + 2 <= nseg ? seg[s + 2] : mid, j = mid;
+            size_t lo = seg[s], mid = seg[s + 1], hi = s + 2 <= nseg ? seg[s + 2] : mid;
             seg[w++] = k;
-            while (i < mid && j < hi) {
-                uint64_t a = src[i], b = src[j];
-                dst[k++] = a < b ? a : b;
-                i += a <= b;
-                j += b <= a;
-            }
-            while (i < mid) dst[k++] = src[i++];
-            while (j < hi) dst[k++] = src[j++];
+            k = merge2(src, lo, mid, src, mid, hi, dst, k);
         }
         seg[w] = k;
         nseg = w;
@@ -70,18 +78,8 @@ static int merge_ids(gsnap_read *rd, size_t n, size_t nseg, size_t *out) {
         uint64_t *tail = merge_all(rd->ids, rd->ids_tmp + n, seg + 1, nseg - 1);
         size_t tend = seg[2];
         /* the last merge: ids[0..s1) with tail[s1..tend) into ids_tmp[0..) */
-        uint64_t *a = rd->ids, *d = rd->ids_tmp;
-        size_t i = 0, j = s1, k = 0;
-        while (i < s1 && j < tend) {
-            uint64_t x = a[i], y = tail[j];
-            d[k++] = x < y ? x : y;
-            i += x <= y;
-            j += y <= x;
-        }
-        while (i < s1) d[k++] = a[i++];
-        while (j < tend) d[k++] = tail[j++];
-        res = d;
-        m = k;
+        res = rd->ids_tmp;
+        m = merge2(rd->ids, 0, s1, tail, s1, tend, res, 0);
     } else {
         res = merge_all(rd->ids, rd->ids_tmp, seg, nseg);
         m = seg[1];

@@ -55,7 +55,6 @@ import numpy as np
 
 try:
     import torch
-    import torch.nn as nn
     import torch.nn.functional as F
 except ImportError:  # pragma: no cover
     sys.exit("table1.py needs PyTorch (Debian: apt-get install python3-torch)")
@@ -64,26 +63,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 import graphsnap  # noqa: E402
-from train_sage import SAGEConv  # noqa: E402  (the example's layer)
+from train_sage import SAGE  # noqa: E402  (the example's model)
 
 MODES = [("FBL", "fbl"), ("FCR", "fcr"), ("FCR-SC", "fcr-sc"), ("OTF", "fscr"), ("OTF-SC", "fscr-sc")]
-
-
-class SAGE3(nn.Module):
-    """The example's GraphSAGE layer, three of them."""
-
-    def __init__(self, d_in: int, d_hidden: int, n_classes: int) -> None:
-        super().__init__()
-        self.layers = nn.ModuleList([SAGEConv(d_in, d_hidden), SAGEConv(d_hidden, d_hidden),
-                                     SAGEConv(d_hidden, n_classes)])
-
-    def forward(self, blocks: list, x: torch.Tensor) -> torch.Tensor:
-        h = x
-        for i, (layer, block) in enumerate(zip(self.layers, blocks)):
-            h = layer(block, h)
-            if i < len(self.layers) - 1:
-                h = F.relu(h)
-        return h
 
 
 def load_pgp(path: str):
@@ -161,7 +143,7 @@ def one_fanout(db, versions, fanouts, train_ids, test_ids, args, n_classes, log)
     states = {}
     for name, _ in MODES:
         torch.manual_seed(args.seed)  # the same initial weights for every mode
-        m = SAGE3(args.feat_dim, args.hidden, n_classes)
+        m = SAGE(args.feat_dim, args.hidden, n_classes, n_layers=3)
         states[name] = {"model": m, "opt": torch.optim.Adam(m.parameters(), lr=args.lr),
                         "t": {"sampling": 0.0, "gathering": 0.0, "staging": 0.0, "compute": 0.0}, "edges": 0}
     for e, v in enumerate(versions):

@@ -79,9 +79,12 @@ class SAGEConv(nn.Module):
 
 
 class SAGE(nn.Module):
-    def __init__(self, d_in: int, d_hidden: int, n_classes: int) -> None:
+    """n_layers GraphSAGE layers (d_in -> d_hidden ... -> n_classes), ReLU between."""
+
+    def __init__(self, d_in: int, d_hidden: int, n_classes: int, n_layers: int = 2) -> None:
         super().__init__()
-        self.layers = nn.ModuleList([SAGEConv(d_in, d_hidden), SAGEConv(d_hidden, n_classes)])
+        dims = [d_in] + [d_hidden] * (n_layers - 1) + [n_classes]
+        self.layers = nn.ModuleList([SAGEConv(a, b) for a, b in zip(dims, dims[1:])])
 
     def forward(self, blocks: list, x: torch.Tensor) -> torch.Tensor:
         h = x

@@ -301,23 +301,6 @@ static void test_untrusted_files(void) {
     }
 }
 
-/* A graph of N nodes with random edges from rng seed `seed`, one version. */
-static void build_plain(const char *dir, uint64_t seed) {
-    gsnap_db_options dopts = GSNAP_DB_OPTIONS_INIT;
-    dopts.sync = GSNAP_SYNC_NONE;
-    gsnap_db *db;
-    OK(gsnap_db_open(dir, &dopts, &db));
-    gsnap_batch *b;
-    OK(gsnap_batch_begin(db, &b));
-    for (uint64_t v = 0; v < N; v++)
-        for (uint64_t i = 0, d = 2 + test_rand(&seed) % 10; i < d; i++)
-            OK(gsnap_batch_add(b, test_rand(&seed) % N, v, (int64_t)i));
-    OK(gsnap_batch_add(b, N - 1, 0, 0)); /* the same node bound in both graphs */
-    uint64_t ver;
-    OK(gsnap_batch_commit(b, &ver));
-    gsnap_db_close(db);
-}
-
 /* A database removed and made again at the same place keeps its path and,
  * often, its inode numbers: its samplers must not map the images of the old
  * graph. Here database A's data.mdb is overwritten in place (same inodes)
@@ -329,8 +312,8 @@ static void test_db_identity(void) {
     snprintf(shm, sizeof shm, "%s/ident", shmroot);
     mkdir(shm, 0700);
     char *keep = dbdir, *da = test_tmpdir("shared-idA"), *db = test_tmpdir("shared-idB");
-    build_plain(da, 7);
-    build_plain(db, 8);
+    test_random_in_db(da, N, 2, 10, 7); /* every node has in-edges: the same node bound */
+    test_random_in_db(db, N, 2, 10, 8);
     run_out privb, r;
     dbdir = db;
     run(&c, NULL, &privb);

@@ -159,19 +159,19 @@ static void plant_dead_tmp(const char *shm, int g) {
     if (t >= 0) close(t);
 }
 
-/* A sampler process killed mid-run: the next one removes what it left. */
-static void test_killed(void) {
-    char *shm = subdir("killed");
+/* A sampler process on shm killed with SIGKILL after nb batches, its
+ * image mapped. */
+static void killed_after(const char *shm, int nb) {
     int fd[2];
     CHECK(pipe(fd) == 0);
     pid_t pid = fork();
     if (pid == 0) {
         handle h;
         open_one(shm, &h);
-        sample(&h, 0, 11, NULL); /* generation 5 */
+        sample(&h, 0, nb, NULL);
         char c = 1;
         if (write(fd[1], &c, 1) != 1) _exit(1);
-        for (;;) pause(); /* killed here, its image mapped */
+        for (;;) pause(); /* killed here */
     }
     char c;
     CHECK(read(fd[0], &c, 1) == 1);
@@ -179,6 +179,12 @@ static void test_killed(void) {
     waitpid(pid, NULL, 0);
     close(fd[0]);
     close(fd[1]);
+}
+
+/* A sampler process killed mid-run: the next one removes what it left. */
+static void test_killed(void) {
+    char *shm = subdir("killed");
+    killed_after(shm, 11); /* generation 5 */
     int tmp;
     uint64_t before = gens_in(shm, &tmp);
     plant_dead_tmp(shm, 3); /* a temporary file of a writer that is gone */
@@ -197,23 +203,7 @@ static void test_killed(void) {
  * generation 1 and the temporary file. */
 static void test_open_on_g0(void) {
     char *shm = subdir("g0");
-    int fd[2];
-    CHECK(pipe(fd) == 0);
-    pid_t pid = fork();
-    if (pid == 0) {
-        handle h;
-        open_one(shm, &h);
-        sample(&h, 0, 3, NULL); /* generation 1 */
-        char c = 1;
-        if (write(fd[1], &c, 1) != 1) _exit(1);
-        for (;;) pause();
-    }
-    char c;
-    CHECK(read(fd[0], &c, 1) == 1);
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-    close(fd[0]);
-    close(fd[1]);
+    killed_after(shm, 3); /* generation 1 */
     plant_dead_tmp(shm, 2);
     int tmp;
     uint64_t before = gens_in(shm, &tmp);

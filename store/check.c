@@ -30,8 +30,22 @@ static int rec_before(const gsnap_rec *a, const gsnap_rec *b) {
     return (a->vop >> 1) <= (b->vop >> 1);
 }
 
-static void check_dense(gsnap_db *db, MDB_txn *txn, const gsnap_run *run, gsnap_reporter *c,
-                        uint64_t *seen);
+static void check_dense(gsnap_db *db, MDB_txn *txn, const gsnap_run *run, const struct gsnap_meta *m,
+                        gsnap_reporter *c, uint64_t *seen);
+
+/* What in record r contradicts the catalog that queries trust without
+ * reading records (the samplers' ids-only path skips a run's t and vop when
+ * its catalog entry has no deletes, its versions are read and at_t is at or
+ * after gs.meta's max_t): NULL when nothing. */
+static const char *against_catalog(const gsnap_rec *r, const gsnap_run *run, const struct gsnap_meta *m) {
+    uint64_t ver = r->vop >> 1;
+    if (ver < run->info.min_ver || ver > run->info.max_ver || ver > m->version)
+        return "version outside the run's range";
+    if ((r->vop & 1) && !(run->info.flags & GSNAP_RUN_HAS_DELETES))
+        return "a delete in a run the catalog says holds none";
+    if (r->t > m->max_t) return "a time after the store's latest (gs.meta max_t)";
+    return NULL;
+}
 
 /* State of the walk over gs.data: the current (run, dir) group. */
 typedef struct {
@@ -84,11 +98,12 @@ static void check_records(data_walk *dw, const gsnap_run *run, const unsigned ch
             problem(c, "run %llu dir %d chunk %llu: key says first node %llu, records start at %llu", run_id,
                     dw->dir, (unsigned long long)dw->chunk_idx, (unsigned long long)first,
                     (unsigned long long)r.node);
-        uint64_t ver = r.vop >> 1;
-        if (ver < run->info.min_ver || ver > run->info.max_ver || ver > dw->m->version)
-            problem(c, "run %llu dir %d node %llu: record of version %llu outside the run's %llu..%llu", run_id,
-                    dw->dir, (unsigned long long)r.node, (unsigned long long)ver,
-                    (unsigned long long)run->info.min_ver, (unsigned long long)run->info.max_ver);
+        const char *bad = against_catalog(&r, run, dw->m);
+        if (bad)
+            problem(c, "run %llu dir %d node %llu: record (version %llu, t %lld): %s (run versions %llu..%llu)",
+                    run_id, dw->dir, (unsigned long long)r.node, (unsigned long long)(r.vop >> 1),
+                    (long long)r.t, bad, (unsigned long long)run->info.min_ver,
+                    (unsigned long long)run->info.max_ver);
         if (!gsnap_bloom__may_contain(&dw->bloom, r.node)) dw->bloom_misses++;
         if (dw->have_prev && !rec_before(&dw->last, &r))
             problem(c, "run %llu dir %d node %llu: records out of order", run_id, dw->dir,
@@ -192,7 +207,7 @@ static int check_data(gsnap_db *db, MDB_txn *txn, const gsnap_run *runs, size_t 
         return gsnap_store__mdb_err(db, rc, "walking gs.data");
     }
     for (size_t i = 0; i < nruns; i++) {
-        if (runs[i].info.flags & GSNAP_RUN_DENSE) check_dense(db, txn, &runs[i], c, &seen[i]);
+        if (runs[i].info.flags & GSNAP_RUN_DENSE) check_dense(db, txn, &runs[i], m, c, &seen[i]);
         if (runs[i].info.nchunks && (runs[i].info.flags & GSNAP_RUN_DENSE))
             problem(c, "run %llu: dense and chunked at once", (unsigned long long)runs[i].id);
     }
@@ -206,8 +221,8 @@ static int check_data(gsnap_db *db, MDB_txn *txn, const gsnap_run *runs, size_t 
 
 /* A dense (base) run: payload checksums, record order, index monotone and
  * consistent with the records' nodes, versions inside the run's range. */
-static void check_dense(gsnap_db *db, MDB_txn *txn, const gsnap_run *run, gsnap_reporter *c,
-                        uint64_t *seen) {
+static void check_dense(gsnap_db *db, MDB_txn *txn, const gsnap_run *run, const struct gsnap_meta *m,
+                        gsnap_reporter *c, uint64_t *seen) {
     for (uint8_t dir = 0; dir < 2; dir++) {
         gsnap_dense_ref d;
         int rc = gsnap_dense__load(db, txn, run->id, dir, &d, 1);
@@ -245,8 +260,7 @@ static void check_dense(gsnap_db *db, MDB_txn *txn, const gsnap_run *run, gsnap_
             while ((g = gsnap_dense__it_next(&it, &r)) > 0) {
                 if (r.node != n) bad_index++;
                 if (count++ && !rec_before(&last, &r)) bad_order++;
-                uint64_t ver = r.vop >> 1;
-                if (ver < run->info.min_ver || ver > run->info.max_ver) bad_ver++;
+                if (against_catalog(&r, run, m)) bad_ver++;
                 last = r;
             }
             if (g < 0) bad_body++;
@@ -264,8 +278,9 @@ static void check_dense(gsnap_db *db, MDB_txn *txn, const gsnap_run *run, gsnap_
             problem(c, "base run %llu dir %u: %llu records out of order", (unsigned long long)run->id, dir,
                     (unsigned long long)bad_order);
         if (bad_ver)
-            problem(c, "base run %llu dir %u: %llu records outside the run's versions", (unsigned long long)run->id,
-                    dir, (unsigned long long)bad_ver);
+            problem(c, "base run %llu dir %u: %llu records contradict the run catalog or gs.meta (version "
+                    "outside the run's, a delete in a run marked without, or a time after max_t)",
+                    (unsigned long long)run->id, dir, (unsigned long long)bad_ver);
     }
 }
 

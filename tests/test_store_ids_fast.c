@@ -13,6 +13,9 @@
  * and the ids decoder itself (gsnap_codec__ids) on bodies with varints of
  * every length, against a full decode, rejecting overlong and truncated
  * varints as gsnap_codec__get does.
+ * That path trusts the run catalog's delete flag (and gs.meta's max_t)
+ * instead of the records: `check` must report a catalog that says a run
+ * holds no deletes when its records do.
  */
 #include "test.h"
 #include "store/store_int.h"
@@ -127,8 +130,59 @@ static void one(void) {
     free(dir);
 }
 
+/* Clear GSNAP_RUN_HAS_DELETES on every run (a damaged catalog). */
+static int clear_del_flags(gsnap_db *db, MDB_txn *txn, void *ctx) {
+    (void)ctx;
+    MDB_cursor *cur;
+    MDB_val k, v;
+    int rc = mdb_cursor_open(txn, db->runs_dbi, &cur);
+    for (rc = rc ? rc : mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        struct gsnap_run_info ri;
+        if (v.mv_size != sizeof ri) continue;
+        memcpy(&ri, v.mv_data, sizeof ri);
+        if (!(ri.flags & GSNAP_RUN_HAS_DELETES)) continue;
+        ri.flags &= ~GSNAP_RUN_HAS_DELETES;
+        MDB_val nv = {sizeof ri, &ri};
+        if ((rc = mdb_cursor_put(cur, &k, &nv, MDB_CURRENT))) break;
+        *(int *)ctx += 1;
+    }
+    mdb_cursor_close(cur);
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+static int problem_seen;
+static void on_problem(void *ctx, const char *what) {
+    (void)ctx;
+    if (strstr(what, "delete")) problem_seen = 1;
+}
+
+static void catalog_checked(void) {
+    char *dir = test_tmpdir("idsflag");
+    gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
+    o.sync = GSNAP_SYNC_NONE;
+    gsnap_db *db;
+    OK(gsnap_db_open(dir, &o, &db));
+    uint64_t rng = 5;
+    batch(db, &rng, 2000, 0, 0);
+    batch(db, &rng, 500, 10000, 8); /* a run with deletes */
+    uint64_t problems = 1;
+    OK(gsnap_db_check(db, NULL, NULL, &problems));
+    CHECK(problems == 0);
+    int cleared = 0;
+    OK(gsnap_store__write(db, clear_del_flags, &cleared));
+    CHECK(cleared > 0);
+    OK(gsnap_db_check(db, on_problem, NULL, &problems));
+    CHECK_MSG(problems > 0 && problem_seen, "a run's deletes behind a catalog without the flag: %llu problems",
+              (unsigned long long)problems);
+    gsnap_db_close(db);
+    test_rmdir(dir);
+    free(dir);
+}
+
 int main(void) {
     codec_ids();
     for (g_sparse = 0; g_sparse < 2; g_sparse++) one();
+    g_sparse = 0;
+    catalog_checked();
     TEST_DONE();
 }

@@ -2,8 +2,8 @@
 #   make            library (static + shared), CLI, tools
 #   make test       build and run the test suite (ends with "N passed, N failed")
 #   make asan/ubsan test suite under AddressSanitizer / UndefinedBehaviorSanitizer
-#   make tsan       test suite under ThreadSanitizer (small sizes)
-#   make valgrind   test suite under valgrind memcheck
+#   make tsan       test suite under ThreadSanitizer (small sizes; JOBS as for valgrind)
+#   make valgrind   test suite under valgrind memcheck (JOBS=N programs at once, default nproc)
 #   make headertest graphsnap.h as C99 -pedantic -Werror and as C++
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make docs       regenerate docs/cli.md's reference from the --help texts
@@ -140,11 +140,11 @@ ubsan:
 
 # GSNAP_TEST_SMALL=1: the tests' randomized work shrunk, as under valgrind.
 tsan:
-	GSNAP_TEST_SMALL=1 $(MAKE) BUILD=build-tsan OPT="-O1 -g" SANFLAGS="-fsanitize=thread" GSNAP_NO_CUDA=1 test
+	GSNAP_TEST_SMALL=1 JOBS=$${JOBS:-$$(nproc)} $(MAKE) BUILD=build-tsan OPT="-O1 -g" SANFLAGS="-fsanitize=thread" GSNAP_NO_CUDA=1 test
 
 valgrind:
 	$(MAKE) BUILD=build-vg OPT="-O1 -g" GSNAP_NO_CUDA=1 all $(patsubst $(BUILD)/%,build-vg/%,$(TEST_BIN))
-	@GSNAP_VALGRIND=1 BUILD=build-vg sh tests/run.sh $(patsubst $(BUILD)/%,build-vg/%,$(TEST_BIN))
+	@GSNAP_VALGRIND=1 BUILD=build-vg JOBS=$${JOBS:-$$(nproc)} sh tests/run.sh $(patsubst $(BUILD)/%,build-vg/%,$(TEST_BIN))
 
 headertest:
 	@mkdir -p $(BUILD)

@@ -65,12 +65,12 @@ static int full_list(adv *a, unsigned h, uint64_t v, uint64_t *kept, uint64_t *b
 /* N(v) at the old (T, V), ids ascending: the stored D_1(v) when it is not
  * capped (then D_1 = R_1 = N(v): no store query; no record: no
  * neighbours), else from the store. */
-static int old_nbrs(adv *a, uint64_t v, vec *old) {
+static int old_nbrs(adv *a, uint64_t v, vec *old, int *capped) {
     uint64_t s[GSNAP_SLAB_CAP], tmp[GSNAP_SLAB_CAP], est, off;
     uint32_t n;
-    int capped, had, rc;
-    if ((rc = gsnap_adv__old_list(a, 1, v, s, &n, &capped, &est, &had, &off))) return rc;
-    if (capped) return gsnap_adv__nbrs_at(a, v, a->p.dir, a->cat.at_t, a->cat.at_version, old);
+    int had, rc;
+    if ((rc = gsnap_adv__old_list(a, 1, v, s, &n, capped, &est, &had, &off))) return rc;
+    if (*capped) return gsnap_adv__nbrs_at(a, v, a->p.dir, a->cat.at_t, a->cat.at_version, old);
     for (uint32_t j = 0; j < n; j++) s[j] = gsnap_snap__unscore(s[j], a->key);
     gsnap_adv__sort_u64(s, n, tmp);
     old->n = 0;
@@ -79,22 +79,26 @@ static int old_nbrs(adv *a, uint64_t v, vec *old) {
     return 0;
 }
 
-static int hop1_node(adv *a, adv_pairs *P, uint64_t v, vec *old, vec *sc) {
+static int hop1_node(adv *a, adv_pairs *P, size_t i, vec *old, vec *sc) {
     const uint64_t *xs;
+    uint64_t v = a->c1_list.v[i];
     size_t n, k = 0;
-    int rc, ch;
-    if ((rc = old_nbrs(a, v, old))) return rc;
+    int rc, ch, capped = 0;
+    if ((rc = old_nbrs(a, v, old, &capped))) return rc;
+    if (a->addonly && !capped && (rc = gsnap_adv__tail_nin(a, v, old, &ch))) return rc; /* adv_tail.c */
     if ((rc = gsnap_adv__nin(a, v, &xs, &n))) return rc;
     for (size_t j = 0; j < old->n; j++) { /* N_old subset of N_new? (both ascending) */
         while (k < n && xs[k] < old->v[j]) k++;
-        if (k == n || xs[k] != old->v[j]) { if ((rc = nset_add(&P->B1, v))) return rc; break; }
+        if (k == n || xs[k] != old->v[j]) { if ((rc = nset_add(&P->B1, v))) return rc; a->c1_lost[i] = 1; break; }
     }
     k = 0; /* the new in-neighbours N_new \ N_old: inputs of the incremental joins */
     for (size_t j = 0; j < n; j++) {
         while (k < old->n && old->v[k] < xs[j]) k++;
         if (k < old->n && old->v[k] == xs[j]) continue;
-        if ((rc = gsnap_adv__push_pair(&P->delta, &P->nd, &P->dcap, v, xs[j]))) return rc;
+        if ((rc = gsnap_adv__push_pair(&P->delta, &P->nd, &P->dcap, v, xs[j])) || (rc = vpush(&a->c1_new, xs[j])))
+            return rc;
     }
+    if ((rc = vpush(&a->c1_doff, a->c1_new.n))) return rc;
     sc->n = 0;
     for (size_t j = 0; j < 2 * n; j++)
         if ((rc = vpush(sc, 0))) return rc;
@@ -107,7 +111,8 @@ static int hop1_node(adv *a, adv_pairs *P, uint64_t v, vec *old, vec *sc) {
 static int hop1(adv *a, adv_pairs *P) {
     vec old = {0}, sc = {0};
     int rc = 0;
-    for (size_t i = 0; i < a->c1_list.n && !rc; i++) rc = hop1_node(a, P, a->c1_list.v[i], &old, &sc);
+    if (!(a->c1_lost = calloc(a->c1_list.n + 1, 1)) || (rc = vpush(&a->c1_doff, 0))) rc = rc ? rc : GSNAP_ENOMEM;
+    for (size_t i = 0; i < a->c1_list.n && !rc; i++) rc = hop1_node(a, P, i, &old, &sc);
     free(old.v);
     free(sc.v);
     a->rep.recomputed[0] = a->hs[1].n;

@@ -51,6 +51,16 @@ int gsnap_adv__nin(adv *a, uint64_t v, const uint64_t **ids, size_t *n) {
     return nbrs_cached(a, v, a->p.dir, &a->nin_idx, &a->nin_off, &a->nin_ids, ids, n);
 }
 
+/* Put N_in(v) = ids[0..n) (ascending, distinct) into the cache. */
+int gsnap_adv__nin_put(adv *a, uint64_t v, const uint64_t *ids, size_t n) {
+    size_t at = a->nin_ids.n;
+    uint32_t i = (uint32_t)a->nin_off.n;
+    int rc;
+    if ((rc = gsnap_adv__vappend(&a->nin_ids, ids, n)) || (rc = vpush(&a->nin_off, at)) || (rc = vpush(&a->nin_off, n)))
+        return rc;
+    return map_put(&a->nin_idx, v, i);
+}
+
 /* N_out(v) (against the snapshot direction: the nodes v is an input of), cached. */
 int gsnap_adv__nout(adv *a, uint64_t v, const uint64_t **ids, size_t *n) {
     gsnap_dir back = a->p.dir == GSNAP_DIR_IN ? GSNAP_DIR_OUT : GSNAP_DIR_IN;

@@ -57,6 +57,8 @@ static void adv_free(adv *a) {
     free(a->nin_off.v); free(a->nin_ids.v); free(a->c1_list.v);
     free(a->bc); free(a->bc_tag); free(a->scratch);
     free(a->ol); free(a->ol_s.v);
+    free(a->c1_new.v); free(a->c1_doff.v); free(a->c1_lost);
+    free(a->tev); free(a->tail.v); free(a->merged.v);
     free(a);
 }
 
@@ -137,7 +139,7 @@ static int recompute_phase(adv *a, const gsnap_advance_options *opts) {
     if (rc) return rc;
     a->rt = gsnap_read__txn(rd);
     a->rd = rd;
-    if (!(rc = setup(a, opts)) && !(rc = touched(a, rd))) {
+    if (!(rc = setup(a, opts)) && !(rc = touched(a, rd)) && !(rc = gsnap_adv__addonly_check(a))) {
         progress(a, "recompute", 0, a->p.hops);
         if (!(rc = gsnap_adv__recompute(a))) rc = gsnap_adv__load_free(a);
     }

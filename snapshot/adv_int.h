@@ -134,6 +134,11 @@ typedef struct {
     struct olrec { uint64_t est, off; uint32_t n, at; uint8_t capped, had; } *ol;
     size_t nol, ol_cap;
     vec ol_s;                /* their scores */
+    /* the same, only the smallest c_{h+1} scores (inputs of hop h + 1) */
+    u64map tp_idx[GSNAP_MAX_HOPS + 1];
+    struct tprec { uint32_t at, n; uint8_t capped; } *tp;
+    size_t ntp, tp_cap;
+    vec tp_s;
     void *scratch;
     size_t scratch_cap;
     /* rewrite plan */
@@ -176,6 +181,7 @@ int gsnap_adv__old_list(adv *a, unsigned h, uint64_t v, uint64_t *s, uint32_t *n
                         int *had, uint64_t *off);
 int gsnap_adv__cur_list(adv *a, unsigned h, uint64_t u, uint64_t *buf, const uint64_t **s, uint32_t *n,
                         int *capped);
+int gsnap_adv__top_list(adv *a, unsigned h, uint64_t u, uint32_t c, const uint64_t **s, uint32_t *n, int *capped);
 int gsnap_adv__add_entry(adv *a, unsigned h, uint64_t v, const uint64_t *s, uint32_t n, int capped, uint64_t est,
                          int *changed);
 int gsnap_adv__nin_put(adv *a, uint64_t v, const uint64_t *ids, size_t n);

@@ -152,13 +152,13 @@ static int gather_inputs(adv *a, adv_pairs *P, join_state *J, unsigned h, size_t
     *anycap = 0;
     J->n = 0;
     while (d0 > i && (P->p[d0 - 1].u & PAIR_DELTA)) d0--;
-    for (size_t q = d0; q < j; q++) { /* new in-neighbours: their whole current list (read again in pass 2) */
+    for (size_t q = d0; q < j; q++) { /* new in-neighbours: the c_h smallest of their current list */
         input *x = new_input(J);
         if (!x) return GSNAP_ENOMEM;
         x->u = P->delta[P->p[q].u & ~PAIR_DELTA].u;
-        if ((rc = gsnap_adv__cur_list(a, h - 1, x->u, J->buf, &x->s, &x->n, &x->capped))) return rc;
+        if ((rc = gsnap_adv__top_list(a, h - 1, x->u, a->cat.caps[h - 1], &x->s, &x->n, &x->capped))) return rc;
         if (x->n && x->s[0] < *minc) *minc = x->s[0];
-        if (x->s == J->buf) x->s = NULL;
+        x->s = NULL; /* may move with the next call: read again in pass 2 */
         *anycap |= x->capped;
     }
     size_t nd = J->nd = J->n;
@@ -235,7 +235,7 @@ static int incremental(adv *a, adv_pairs *P, join_state *J, unsigned h, size_t i
         const uint64_t *sl = J->in[q].s;
         uint32_t m = J->in[q].n;
         int uc;
-        if (!sl && m && (rc = gsnap_adv__cur_list(a, h - 1, J->in[q].u, J->buf, &sl, &m, &uc))) return rc;
+        if (!sl && m && (rc = gsnap_adv__top_list(a, h - 1, J->in[q].u, c, &sl, &m, &uc))) return rc;
         if (m) gsnap_botc__merge(&b, sl, m);
         *capped |= J->in[q].capped;
     }

@@ -11,6 +11,8 @@
  *   adv_free.c   free list, live bytes per block, the oldest reader;
  *   adv_commit.c the one write txn of the new snapshot version;
  *   adv_commit_hop.c  its records of one hop, in node order;
+ *   adv_thr.c    the bound a candidate must beat to enter a stored list, and
+ *                the pair filter built on it;
  *   adv_tail.c   the add-only path: hop 1 from the appended events, cached
  *                lists from the stored draw and the new in-neighbours.
  */
@@ -185,6 +187,9 @@ int gsnap_adv__top_list(adv *a, unsigned h, uint64_t u, uint32_t c, const uint64
 int gsnap_adv__add_entry(adv *a, unsigned h, uint64_t v, const uint64_t *s, uint32_t n, int capped, uint64_t est,
                          int *changed);
 int gsnap_adv__nin_put(adv *a, uint64_t v, const uint64_t *ids, size_t n);
+/* adv_thr.c */
+uint64_t gsnap_adv__enter_bound(const struct gsnap_rec_hdr *hd, uint32_t c);
+int gsnap_adv__thr_load(adv *a, unsigned h, uint64_t **thr, uint64_t *nthr);
 /* adv_tail.c */
 int gsnap_adv__addonly_check(adv *a);
 int gsnap_adv__tail_nin(adv *a, uint64_t v, const vec *old, int *done);

@@ -26,11 +26,7 @@ static int cannot_enter(adv *a, unsigned h, uint64_t v, uint64_t minc, int *skip
     uint32_t c = a->cat.caps[h - 1];
     *skip = 0;
     if ((rc = gsnap_adv__old_rec(a, h, v, &hd, &ex)) || !ex) return rc;
-    if (!(hd.flags & GSNAP_REC_CAPPED) || c < 2 || hd.slab_len != GSNAP_SLAB_LIST_HDR + 8u * c) return 0;
-    if (hd.n_exact <= (uint64_t)c + 1 || hd.n_exact >= (uint64_t)1e19) return 0;
-    double ub = (double)(c - 1) * 18446744073709551616.0 / ((double)hd.n_exact - 0.5) * (1.0 + 1e-9);
-    if (!(ub < 1.8e19)) return 0;
-    *skip = minc > (uint64_t)ub;
+    *skip = minc > gsnap_adv__enter_bound(&hd, c); /* adv_thr.c */
     return 0;
 }
 

@@ -62,17 +62,17 @@ static int full_list(adv *a, unsigned h, uint64_t v, uint64_t *kept, uint64_t *b
  * capped (then D_1 = R_1 = N(v): no store query; no record: no
  * neighbours), else from the store. */
 static int old_nbrs(adv *a, uint64_t v, vec *old, int *capped) {
-    uint64_t s[GSNAP_SLAB_CAP], tmp[GSNAP_SLAB_CAP], est, off;
+    uint64_t s[GSNAP_SLAB_CAP], tmp[GSNAP_SLAB_CAP];
+    struct gsnap_rec_hdr hd;
     uint32_t n;
-    int had, rc;
-    if ((rc = gsnap_adv__old_list(a, 1, v, s, &n, capped, &est, &had, &off))) return rc;
+    int had, rc, sorted = 1;
+    if ((rc = gsnap_adv__old_ids(a, 1, v, s, &n, &hd, &had))) return rc; /* stored in id order */
+    *capped = had && (hd.flags & GSNAP_REC_CAPPED);
     if (*capped) return gsnap_adv__nbrs_at(a, v, a->p.dir, a->cat.at_t, a->cat.at_version, old);
-    for (uint32_t j = 0; j < n; j++) s[j] = gsnap_snap__unscore(s[j], a->key);
-    gsnap_adv__sort_u64(s, n, tmp);
+    for (uint32_t j = 1; j < n && sorted; j++) sorted = s[j - 1] < s[j];
+    if (!sorted) gsnap_adv__sort_u64(s, n, tmp);
     old->n = 0;
-    for (uint32_t j = 0; j < n; j++)
-        if ((rc = vpush(old, s[j]))) return rc;
-    return 0;
+    return gsnap_adv__vappend(old, s, n);
 }
 
 static int hop1_node(adv *a, adv_pairs *P, size_t i, vec *old, vec *sc) {

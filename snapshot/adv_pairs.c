@@ -66,7 +66,7 @@ static int filter(adv *a, adv_pairs *P, unsigned h, uint64_t **thr, uint64_t *nt
     int rc;
     *thr = NULL;
     *nthr = 0;
-    if (P->B.k.n || P->B1.k.n || getenv("GSNAP_ADVANCE_NO_FILTER")) return 0;
+    if (P->B.k.n || P->B1.k.n) return 0;
     for (size_t i = 0; i < a->hs[h - 1].n; i++) {
         const uint64_t *os;
         size_t no;

@@ -31,7 +31,7 @@ uint64_t gsnap_adv__tail_nodes;
 int gsnap_adv__addonly_check(adv *a) {
     gsnap_db_stat st;
     a->addonly = 0;
-    if (a->T != a->cat.at_t || a->V < a->cat.at_version || getenv("GSNAP_ADVANCE_NO_TAIL")) return 0;
+    if (a->T != a->cat.at_t || a->V < a->cat.at_version) return 0;
     int rc = gsnap_db_stats(a->db, &st); /* after the view began: none now, none in it */
     if (rc) return rc;
     a->addonly = st.deletes == 0;

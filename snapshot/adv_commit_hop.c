@@ -54,8 +54,10 @@ static int store(hopc *S, uint64_t v, int found) {
     return rc ? gsnap_store__mdb_err(S->a->db, rc, "snapshot advance: put") : 0;
 }
 
-/* C_1 node v: its key goes (no neighbours) or its cached list is redrawn */
-static int c1_part(hopc *S, uint64_t v, uint8_t *had) {
+/* C_1 node v (index ci): its key goes (no neighbours) or its cached list is
+ * redrawn (from the stored draw and the new in-neighbours when it can be:
+ * adv_tail.c) */
+static int c1_part(hopc *S, uint64_t v, size_t ci, uint8_t *had) {
     adv *a = S->a;
     uint32_t ni = map_get(&a->nin_idx, v);
     const uint64_t *xs = a->nin_ids.v + a->nin_off.v[ni];
@@ -67,14 +69,20 @@ static int c1_part(hopc *S, uint64_t v, uint8_t *had) {
         S->ex = 0;
         return 0;
     }
-    if (!S->ex) { memset(&S->hd, 0, sizeof S->hd); S->hd.format = GSNAP_SNAP_FORMAT; }
-    size_t m = (size_t)ceil(S->c->alpha * S->c->fanouts[S->h - 1]);
-    if (m > n) m = n;
-    S->sel.n = 0;
-    for (size_t j = 0; j < (m ? m : 1); j++)
-        if ((rc = vpush(&S->sel, 0))) return rc;
+    size_t m_full = (size_t)ceil(S->c->alpha * S->c->fanouts[S->h - 1]), m = m_full < n ? m_full : n;
     uint64_t key = gsnap_snap__sample_key(S->c->seed, S->h, v, 0, GSNAP_PURPOSE_CACHE);
-    if ((rc = gsnap_snap__select(xs, n, m, key, S->sel.v, &a->scratch, &a->scratch_cap))) return rc;
+    int done = 0;
+    if (S->ex && (rc = gsnap_adv__cache_incr(a, ci, n, m_full, key, S->hd.gen, S->cache.v, S->cache.n,
+                                             S->hd.degree, &S->sel, &done)))
+        return rc;
+    if (!S->ex) { memset(&S->hd, 0, sizeof S->hd); S->hd.format = GSNAP_SNAP_FORMAT; }
+    if (!done) {
+        S->sel.n = 0;
+        for (size_t j = 0; j < (m ? m : 1); j++)
+            if ((rc = vpush(&S->sel, 0))) return rc;
+        if ((rc = gsnap_snap__select(xs, n, m, key, S->sel.v, &a->scratch, &a->scratch_cap))) return rc;
+        S->sel.n = m;
+    }
     S->hd.gen = 0;
     S->hd.version = a->V;
     S->hd.ncache = (uint32_t)m;
@@ -121,7 +129,7 @@ static int one_node(hopc *S, uint64_t v, size_t c1, uint8_t *had, const entry *e
     if ((rc = load(S, v))) return rc;
     int found = S->ex;
     if (c1 != SIZE_MAX) {
-        if ((rc = c1_part(S, v, &had[c1]))) return rc;
+        if ((rc = c1_part(S, v, c1, &had[c1]))) return rc;
         if (!S->ex && found) found = 0; /* deleted */
         dirty = S->ex;
     }

@@ -10,7 +10,11 @@
  *   adv_write.c  copy-on-write of the changed lists into slab blocks;
  *   adv_free.c   free list, live bytes per block, the oldest reader;
  *   adv_commit.c the one write txn of the new snapshot version;
- *   adv_commit_hop.c  its records of one hop, in node order.
+ *   adv_commit_hop.c  its records of one hop, in node order;
+ *   adv_thr.c    the bound a candidate must beat to enter a stored list, and
+ *                the pair filter built on it;
+ *   adv_tail.c   the add-only path: hop 1 from the appended events, cached
+ *                lists from the stored draw and the new in-neighbours.
  */
 #ifndef GSNAP_ADV_INT_H
 #define GSNAP_ADV_INT_H
@@ -116,6 +120,14 @@ typedef struct {
     vec nout_off, nout_ids;
     u64map c1;              /* C_1 */
     vec c1_list;
+    /* hop 1's result per C_1 node i, kept for the commit: its new
+     * in-neighbours c1_new[c1_doff[i] .. c1_doff[i + 1]), c1_lost[i] = it
+     * lost one (then c1_new is not used) */
+    vec c1_new, c1_doff;
+    uint8_t *c1_lost;
+    int addonly;            /* no deletes, T kept, V forward (adv_tail.c) */
+    gsnap_store_ev *tev; size_t tev_cap;
+    vec tail, merged;       /* adv_tail.c scratch */
     unsigned char *blk;      /* the block last read (points into bc) */
     unsigned char *bc;       /* block cache: BCACHE blocks */
     uint64_t *bc_tag;        /* ((block << 8) | hop) + 1, 0 = empty */
@@ -124,6 +136,11 @@ typedef struct {
     struct olrec { uint64_t est, off; uint32_t n, at; uint8_t capped, had; } *ol;
     size_t nol, ol_cap;
     vec ol_s;                /* their scores */
+    /* the same, only the smallest c_{h+1} scores (inputs of hop h + 1) */
+    u64map tp_idx[GSNAP_MAX_HOPS + 1];
+    struct tprec { uint32_t at, n; uint8_t capped; } *tp;
+    size_t ntp, tp_cap;
+    vec tp_s;
     void *scratch;
     size_t scratch_cap;
     /* rewrite plan */
@@ -166,8 +183,18 @@ int gsnap_adv__old_list(adv *a, unsigned h, uint64_t v, uint64_t *s, uint32_t *n
                         int *had, uint64_t *off);
 int gsnap_adv__cur_list(adv *a, unsigned h, uint64_t u, uint64_t *buf, const uint64_t **s, uint32_t *n,
                         int *capped);
+int gsnap_adv__top_list(adv *a, unsigned h, uint64_t u, uint32_t c, const uint64_t **s, uint32_t *n, int *capped);
 int gsnap_adv__add_entry(adv *a, unsigned h, uint64_t v, const uint64_t *s, uint32_t n, int capped, uint64_t est,
                          int *changed);
+int gsnap_adv__nin_put(adv *a, uint64_t v, const uint64_t *ids, size_t n);
+/* adv_thr.c */
+uint64_t gsnap_adv__enter_bound(const struct gsnap_rec_hdr *hd, uint32_t c);
+int gsnap_adv__thr_load(adv *a, unsigned h, uint64_t **thr, uint64_t *nthr);
+/* adv_tail.c */
+int gsnap_adv__addonly_check(adv *a);
+int gsnap_adv__tail_nin(adv *a, uint64_t v, const vec *old, int *done);
+int gsnap_adv__cache_incr(adv *a, size_t i, size_t n, size_t m_full, uint64_t key, uint64_t gen,
+                          const uint64_t *old, size_t nold, uint64_t old_deg, vec *out, int *done);
 /* adv_join.c */
 int gsnap_adv__recompute(adv *a);
 /* adv_pairs.c */

@@ -26,11 +26,7 @@ static int cannot_enter(adv *a, unsigned h, uint64_t v, uint64_t minc, int *skip
     uint32_t c = a->cat.caps[h - 1];
     *skip = 0;
     if ((rc = gsnap_adv__old_rec(a, h, v, &hd, &ex)) || !ex) return rc;
-    if (!(hd.flags & GSNAP_REC_CAPPED) || c < 2 || hd.slab_len != GSNAP_SLAB_LIST_HDR + 8u * c) return 0;
-    if (hd.n_exact <= (uint64_t)c + 1 || hd.n_exact >= (uint64_t)1e19) return 0;
-    double ub = (double)(c - 1) * 18446744073709551616.0 / ((double)hd.n_exact - 0.5) * (1.0 + 1e-9);
-    if (!(ub < 1.8e19)) return 0;
-    *skip = minc > (uint64_t)ub;
+    *skip = minc > gsnap_adv__enter_bound(&hd, c); /* adv_thr.c */
     return 0;
 }
 
@@ -65,36 +61,40 @@ static int full_list(adv *a, unsigned h, uint64_t v, uint64_t *kept, uint64_t *b
 /* N(v) at the old (T, V), ids ascending: the stored D_1(v) when it is not
  * capped (then D_1 = R_1 = N(v): no store query; no record: no
  * neighbours), else from the store. */
-static int old_nbrs(adv *a, uint64_t v, vec *old) {
-    uint64_t s[GSNAP_SLAB_CAP], tmp[GSNAP_SLAB_CAP], est, off;
+static int old_nbrs(adv *a, uint64_t v, vec *old, int *capped) {
+    uint64_t s[GSNAP_SLAB_CAP], tmp[GSNAP_SLAB_CAP];
+    struct gsnap_rec_hdr hd;
     uint32_t n;
-    int capped, had, rc;
-    if ((rc = gsnap_adv__old_list(a, 1, v, s, &n, &capped, &est, &had, &off))) return rc;
-    if (capped) return gsnap_adv__nbrs_at(a, v, a->p.dir, a->cat.at_t, a->cat.at_version, old);
-    for (uint32_t j = 0; j < n; j++) s[j] = gsnap_snap__unscore(s[j], a->key);
-    gsnap_adv__sort_u64(s, n, tmp);
+    int had, rc, sorted = 1;
+    if ((rc = gsnap_adv__old_ids(a, 1, v, s, &n, &hd, &had))) return rc; /* stored in id order */
+    *capped = had && (hd.flags & GSNAP_REC_CAPPED);
+    if (*capped) return gsnap_adv__nbrs_at(a, v, a->p.dir, a->cat.at_t, a->cat.at_version, old);
+    for (uint32_t j = 1; j < n && sorted; j++) sorted = s[j - 1] < s[j];
+    if (!sorted) gsnap_adv__sort_u64(s, n, tmp);
     old->n = 0;
-    for (uint32_t j = 0; j < n; j++)
-        if ((rc = vpush(old, s[j]))) return rc;
-    return 0;
+    return gsnap_adv__vappend(old, s, n);
 }
 
-static int hop1_node(adv *a, adv_pairs *P, uint64_t v, vec *old, vec *sc) {
+static int hop1_node(adv *a, adv_pairs *P, size_t i, vec *old, vec *sc) {
     const uint64_t *xs;
+    uint64_t v = a->c1_list.v[i];
     size_t n, k = 0;
-    int rc, ch;
-    if ((rc = old_nbrs(a, v, old))) return rc;
+    int rc, ch, capped = 0;
+    if ((rc = old_nbrs(a, v, old, &capped))) return rc;
+    if (a->addonly && !capped && (rc = gsnap_adv__tail_nin(a, v, old, &ch))) return rc; /* adv_tail.c */
     if ((rc = gsnap_adv__nin(a, v, &xs, &n))) return rc;
     for (size_t j = 0; j < old->n; j++) { /* N_old subset of N_new? (both ascending) */
         while (k < n && xs[k] < old->v[j]) k++;
-        if (k == n || xs[k] != old->v[j]) { if ((rc = nset_add(&P->B1, v))) return rc; break; }
+        if (k == n || xs[k] != old->v[j]) { if ((rc = nset_add(&P->B1, v))) return rc; a->c1_lost[i] = 1; break; }
     }
     k = 0; /* the new in-neighbours N_new \ N_old: inputs of the incremental joins */
     for (size_t j = 0; j < n; j++) {
         while (k < old->n && old->v[k] < xs[j]) k++;
         if (k < old->n && old->v[k] == xs[j]) continue;
-        if ((rc = gsnap_adv__push_pair(&P->delta, &P->nd, &P->dcap, v, xs[j]))) return rc;
+        if ((rc = gsnap_adv__push_pair(&P->delta, &P->nd, &P->dcap, v, xs[j])) || (rc = vpush(&a->c1_new, xs[j])))
+            return rc;
     }
+    if ((rc = vpush(&a->c1_doff, a->c1_new.n))) return rc;
     sc->n = 0;
     for (size_t j = 0; j < 2 * n; j++)
         if ((rc = vpush(sc, 0))) return rc;
@@ -107,7 +107,8 @@ static int hop1_node(adv *a, adv_pairs *P, uint64_t v, vec *old, vec *sc) {
 static int hop1(adv *a, adv_pairs *P) {
     vec old = {0}, sc = {0};
     int rc = 0;
-    for (size_t i = 0; i < a->c1_list.n && !rc; i++) rc = hop1_node(a, P, a->c1_list.v[i], &old, &sc);
+    if (!(a->c1_lost = calloc(a->c1_list.n + 1, 1)) || (rc = vpush(&a->c1_doff, 0))) rc = rc ? rc : GSNAP_ENOMEM;
+    for (size_t i = 0; i < a->c1_list.n && !rc; i++) rc = hop1_node(a, P, i, &old, &sc);
     free(old.v);
     free(sc.v);
     a->rep.recomputed[0] = a->hs[1].n;
@@ -147,13 +148,13 @@ static int gather_inputs(adv *a, adv_pairs *P, join_state *J, unsigned h, size_t
     *anycap = 0;
     J->n = 0;
     while (d0 > i && (P->p[d0 - 1].u & PAIR_DELTA)) d0--;
-    for (size_t q = d0; q < j; q++) { /* new in-neighbours: their whole current list (read again in pass 2) */
+    for (size_t q = d0; q < j; q++) { /* new in-neighbours: the c_h smallest of their current list */
         input *x = new_input(J);
         if (!x) return GSNAP_ENOMEM;
         x->u = P->delta[P->p[q].u & ~PAIR_DELTA].u;
-        if ((rc = gsnap_adv__cur_list(a, h - 1, x->u, J->buf, &x->s, &x->n, &x->capped))) return rc;
+        if ((rc = gsnap_adv__top_list(a, h - 1, x->u, a->cat.caps[h - 1], &x->s, &x->n, &x->capped))) return rc;
         if (x->n && x->s[0] < *minc) *minc = x->s[0];
-        if (x->s == J->buf) x->s = NULL;
+        x->s = NULL; /* may move with the next call: read again in pass 2 */
         *anycap |= x->capped;
     }
     size_t nd = J->nd = J->n;
@@ -230,7 +231,7 @@ static int incremental(adv *a, adv_pairs *P, join_state *J, unsigned h, size_t i
         const uint64_t *sl = J->in[q].s;
         uint32_t m = J->in[q].n;
         int uc;
-        if (!sl && m && (rc = gsnap_adv__cur_list(a, h - 1, J->in[q].u, J->buf, &sl, &m, &uc))) return rc;
+        if (!sl && m && (rc = gsnap_adv__top_list(a, h - 1, J->in[q].u, c, &sl, &m, &uc))) return rc;
         if (m) gsnap_botc__merge(&b, sl, m);
         *capped |= J->in[q].capped;
     }

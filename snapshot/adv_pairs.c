@@ -59,34 +59,61 @@ int gsnap_adv__next_B(adv *a, adv_pairs *P) {
 
 /* The pairs of hop h, sorted by (v, b): b = the index of the changed input's
  * pmeta, PAIR_DELTA | i for the new in-neighbour delta[i].u, PAIR_FULL. */
+/* The pair filter (adv_thr.c) when no node lost a walk and the changed
+ * inputs have more out-neighbours than half the snapshot's nodes. */
+static int filter(adv *a, adv_pairs *P, unsigned h, uint64_t **thr, uint64_t *nthr) {
+    size_t tot = 0;
+    int rc;
+    *thr = NULL;
+    *nthr = 0;
+    if (P->B.k.n || P->B1.k.n) return 0;
+    for (size_t i = 0; i < a->hs[h - 1].n; i++) {
+        const uint64_t *os;
+        size_t no;
+        if (!a->hs[h - 1].e[i].prop) continue;
+        if ((rc = gsnap_adv__nout(a, a->hs[h - 1].e[i].node, &os, &no))) return rc;
+        tot += no;
+    }
+    return tot > a->cat.nodes / 2 ? gsnap_adv__thr_load(a, h, thr, nthr) : 0;
+}
+
 int gsnap_adv__hop_pairs(adv *a, adv_pairs *P, unsigned h) {
-    int rc = 0;
+    uint64_t *thr, nthr;
+    int rc = filter(a, P, h, &thr, &nthr);
     P->n = 0;
     P->nmeta = 0;
-    for (size_t i = 0; i < a->hs[h - 1].n; i++) {
+    for (size_t i = 0; i < a->hs[h - 1].n && !rc; i++) {
         const entry *e = &a->hs[h - 1].e[i];
         if (!e->prop) continue;
         const uint64_t *os;
         size_t no;
-        if ((rc = gsnap_adv__nout(a, e->node, &os, &no))) return rc;
+        if ((rc = gsnap_adv__nout(a, e->node, &os, &no))) break;
         if (P->n + no > P->cap) {
             size_t c = 2 * (P->n + no) + 1024;
             vu *q = realloc(P->p, c * sizeof *q);
-            if (!q) return GSNAP_ENOMEM;
+            if (!q) { rc = GSNAP_ENOMEM; break; }
             P->p = q;
             P->cap = c;
         }
         if (P->nmeta == P->mcap) {
             size_t c = P->mcap ? 2 * P->mcap : 1024;
             pmeta *q = realloc(P->meta, c * sizeof *q);
-            if (!q) return GSNAP_ENOMEM;
+            if (!q) { rc = GSNAP_ENOMEM; break; }
             P->meta = q;
             P->mcap = c;
         }
-        P->meta[P->nmeta] = (pmeta){e->node, e->nadd ? e->add[0] : UINT64_MAX, e->add, e->nadd, e->capped};
-        for (size_t j = 0; j < no; j++) P->p[P->n++] = (vu){os[j], P->nmeta};
+        uint64_t minadd = e->nadd ? e->add[0] : UINT64_MAX;
+        P->meta[P->nmeta] = (pmeta){e->node, minadd, e->add, e->nadd, e->capped};
+        if (thr) {
+            for (size_t j = 0; j < no; j++)
+                if (os[j] >= nthr || minadd <= thr[os[j]]) P->p[P->n++] = (vu){os[j], P->nmeta};
+        } else {
+            for (size_t j = 0; j < no; j++) P->p[P->n++] = (vu){os[j], P->nmeta};
+        }
         P->nmeta++;
     }
+    free(thr);
+    if (rc) return rc;
     for (size_t i = 0; i < P->B1.k.n && !rc; i++) /* lost an in-neighbour: recompute in full */
         rc = gsnap_adv__push_pair(&P->p, &P->n, &P->cap, P->B1.k.v[i], PAIR_FULL);
     for (size_t i = 0; i < P->nd && !rc; i++)

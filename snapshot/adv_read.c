@@ -51,6 +51,16 @@ int gsnap_adv__nin(adv *a, uint64_t v, const uint64_t **ids, size_t *n) {
     return nbrs_cached(a, v, a->p.dir, &a->nin_idx, &a->nin_off, &a->nin_ids, ids, n);
 }
 
+/* Put N_in(v) = ids[0..n) (ascending, distinct) into the cache. */
+int gsnap_adv__nin_put(adv *a, uint64_t v, const uint64_t *ids, size_t n) {
+    size_t at = a->nin_ids.n;
+    uint32_t i = (uint32_t)a->nin_off.n;
+    int rc;
+    if ((rc = gsnap_adv__vappend(&a->nin_ids, ids, n)) || (rc = vpush(&a->nin_off, at)) || (rc = vpush(&a->nin_off, n)))
+        return rc;
+    return map_put(&a->nin_idx, v, i);
+}
+
 /* N_out(v) (against the snapshot direction: the nodes v is an input of), cached. */
 int gsnap_adv__nout(adv *a, uint64_t v, const uint64_t **ids, size_t *n) {
     gsnap_dir back = a->p.dir == GSNAP_DIR_IN ? GSNAP_DIR_OUT : GSNAP_DIR_IN;
@@ -209,6 +219,59 @@ int gsnap_adv__cur_list(adv *a, unsigned h, uint64_t u, uint64_t *buf, const uin
     int had;
     *s = buf;
     return gsnap_adv__old_list(a, h, u, buf, n, capped, &est, &had, &off);
+}
+
+/* The c smallest of x[0..n) ascending into out (n > c); tmp holds n. One
+ * histogram of the top byte finds the buckets that hold them (random
+ * scores: about c + n / 256 keys), only those are sorted. */
+static void bottom_c(const uint64_t *x, uint32_t n, uint32_t c, uint64_t *out, uint64_t *tmp) {
+    uint32_t cnt[256] = {0}, k = 0, b = 0, sum = 0;
+    for (uint32_t i = 0; i < n; i++) cnt[x[i] >> 56]++;
+    while (sum + cnt[b] < c) sum += cnt[b++];
+    for (uint32_t i = 0; i < n; i++)
+        if ((x[i] >> 56) <= b) tmp[k++] = x[i];
+    gsnap_adv__sort_u64(tmp, k, out);
+    memcpy(out, tmp, (size_t)c * sizeof *out);
+}
+
+/* The c smallest scores of D_h(u) at the new version (*s valid until the
+ * next call), *capped = D_h(u) is capped or has more than c members (then
+ * R_h(u), a subset of R_{h+1}(v) for an out-neighbour v, has more than c
+ * members: enough for a join of hop h + 1 with cap c, which needs only the
+ * c smallest of each input, bottom-c(A u B) = bottom-c(bottom-c(A) u
+ * bottom-c(B))). Stored lists are decoded without sorting all scores. */
+int gsnap_adv__top_list(adv *a, unsigned h, uint64_t u, uint32_t c, const uint64_t **s, uint32_t *n, int *capped) {
+    uint32_t i = map_get(&a->hs[h].idx, u);
+    if (i != UINT32_MAX) {
+        const entry *e = &a->hs[h].e[i];
+        *s = e->s; *n = e->n < c ? e->n : c; *capped = e->capped || e->n > c;
+        return 0;
+    }
+    if ((i = map_get(&a->tp_idx[h], u)) == UINT32_MAX) {
+        uint64_t ids[GSNAP_SLAB_CAP], sc[GSNAP_SLAB_CAP], top[GSNAP_SLAB_CAP];
+        struct gsnap_rec_hdr hd;
+        struct tprec r = {(uint32_t)a->tp_s.n, 0, 0};
+        uint32_t m;
+        int had, rc;
+        if ((rc = gsnap_adv__old_ids(a, h, u, ids, &m, &hd, &had))) return rc;
+        for (uint32_t j = 0; j < m; j++) sc[j] = gsnap_snap__score(ids[j], a->key);
+        if (m > c) bottom_c(sc, m, c, top, ids);
+        else { gsnap_adv__sort_u64(sc, m, ids); memcpy(top, sc, (size_t)m * sizeof *top); }
+        r.n = m < c ? m : c;
+        r.capped = (uint8_t)(m > c || (had && (hd.flags & GSNAP_REC_CAPPED)));
+        if ((rc = gsnap_adv__vappend(&a->tp_s, top, r.n))) return rc;
+        if (a->ntp == a->tp_cap) {
+            size_t nc = a->tp_cap ? 2 * a->tp_cap : 1024;
+            struct tprec *p = realloc(a->tp, nc * sizeof *p);
+            if (!p) return GSNAP_ENOMEM;
+            a->tp = p; a->tp_cap = nc;
+        }
+        a->tp[a->ntp] = r;
+        if ((rc = map_put(&a->tp_idx[h], u, (uint32_t)a->ntp))) return rc;
+        i = (uint32_t)a->ntp++;
+    }
+    *s = a->tp_s.v + a->tp[i].at; *n = a->tp[i].n; *capped = a->tp[i].capped;
+    return 0;
 }
 
 int gsnap_adv__add_entry(adv *a, unsigned h, uint64_t v, const uint64_t *s, uint32_t n, int capped, uint64_t est,

@@ -47,6 +47,7 @@ static void adv_free(adv *a) {
         free(a->plan[h].np);
         free(a->live[h]);
         map_free(&a->ol_idx[h]);
+        map_free(&a->tp_idx[h]);
     }
     for (size_t i = 0; i < a->nfl; i++) free(a->fl[i].blk);
     free(a->fl);
@@ -57,6 +58,9 @@ static void adv_free(adv *a) {
     free(a->nin_off.v); free(a->nin_ids.v); free(a->c1_list.v);
     free(a->bc); free(a->bc_tag); free(a->scratch);
     free(a->ol); free(a->ol_s.v);
+    free(a->tp); free(a->tp_s.v);
+    free(a->c1_new.v); free(a->c1_doff.v); free(a->c1_lost);
+    free(a->tev); free(a->tail.v); free(a->merged.v);
     free(a);
 }
 
@@ -120,8 +124,11 @@ static int touched(adv *a, gsnap_read *rd) {
 /* What only the recompute reads goes before the write and the commit
  * (their peak memory): decoded stored lists, out-neighbours. */
 static void release_recompute(adv *a) {
-    for (int h = 0; h <= GSNAP_MAX_HOPS; h++) map_free(&a->ol_idx[h]);
+    for (int h = 0; h <= GSNAP_MAX_HOPS; h++) map_free(&a->ol_idx[h]), map_free(&a->tp_idx[h]);
     free(a->ol); free(a->ol_s.v);
+    free(a->tp); free(a->tp_s.v);
+    a->tp = NULL; a->ntp = a->tp_cap = 0;
+    memset(&a->tp_s, 0, sizeof a->tp_s);
     a->ol = NULL; a->nol = a->ol_cap = 0;
     memset(&a->ol_s, 0, sizeof a->ol_s);
     map_free(&a->nout_idx);
@@ -137,7 +144,7 @@ static int recompute_phase(adv *a, const gsnap_advance_options *opts) {
     if (rc) return rc;
     a->rt = gsnap_read__txn(rd);
     a->rd = rd;
-    if (!(rc = setup(a, opts)) && !(rc = touched(a, rd))) {
+    if (!(rc = setup(a, opts)) && !(rc = touched(a, rd)) && !(rc = gsnap_adv__addonly_check(a))) {
         progress(a, "recompute", 0, a->p.hops);
         if (!(rc = gsnap_adv__recompute(a))) rc = gsnap_adv__load_free(a);
     }

@@ -10,6 +10,10 @@
  * hop equal a fresh create at the same (T, V); check clean. The references
  * are fresh creates (tests/test_snapshot_sampled.c checks those against
  * walk sets computed from a plain adjacency).
+ * Add-only seeds (no delete ever committed) take the add-only path
+ * (snapshot/adv_tail.c: hop 1 from the appended events, cached lists from
+ * the stored draw), except in the step that moves T; the other seeds must
+ * never take it. Both are checked against fresh creates the same way.
  * Also (found in review): a batch committed while an advance runs (after
  * its read view began) is left for the next advance, not recorded as
  * advanced over; a slab file cut short during an advance gives an error,
@@ -20,6 +24,7 @@
 #include <sys/wait.h>
 
 extern void (*gsnap_adv__setup_hook)(gsnap_db *db); /* snapshot/advance.c, tests only */
+extern uint64_t gsnap_adv__tail_nodes; /* snapshot/adv_tail.c: nodes whose hop 1 came from the appended events */
 
 typedef struct { uint64_t u, v; } edge;
 
@@ -98,7 +103,8 @@ static uint64_t skewed(uint64_t *rs, uint64_t N) {
 /* One step: adds (a burst onto a hub), random deletes, and by kind: 1 =
  * every edge at one node's snapshot side goes, 2 = a node with no edges
  * gets its first. Returns the time of the step. */
-static int64_t step(gsnap_db *db, edge *e, size_t *ne, uint64_t N, uint64_t *rs, int64_t t, int kind, int out) {
+static int64_t step(gsnap_db *db, edge *e, size_t *ne, uint64_t N, uint64_t *rs, int64_t t, int kind, int out,
+                    int addonly) {
     gsnap_batch *bt;
     OK(gsnap_batch_begin(db, &bt));
     size_t add = 3 + test_rand(rs) % 20, hub = test_rand(rs) % 4;
@@ -108,12 +114,12 @@ static int64_t step(gsnap_db *db, edge *e, size_t *ne, uint64_t N, uint64_t *rs,
         e[(*ne)++] = x;
         OK(gsnap_batch_add(bt, x.u, x.v, ++t));
     }
-    for (size_t d = 0, nd = 1 + test_rand(rs) % 8; d < nd; d++) {
+    for (size_t d = 0, nd = addonly ? 0 : 1 + test_rand(rs) % 8; d < nd; d++) {
         edge x = e[test_rand(rs) % *ne];
         OK(gsnap_batch_delete(bt, x.u, x.v, t));
     }
     uint64_t w = test_rand(rs) % N;
-    if (kind == 1) /* every edge at w on the snapshot's side (a delete removes all instances up to t) */
+    if (kind == 1 && !addonly) /* every edge at w on the snapshot's side (a delete removes all instances up to t) */
         for (size_t i = 0; i < *ne; i++)
             if ((out ? e[i].u : e[i].v) == w) OK(gsnap_batch_delete(bt, e[i].u, e[i].v, t));
     if (kind == 2) { /* N .. N + 9 never had edges: one gets its first, from a hub */
@@ -125,7 +131,7 @@ static int64_t step(gsnap_db *db, edge *e, size_t *ne, uint64_t N, uint64_t *rs,
     return t;
 }
 
-static void one_seed(uint64_t seed) {
+static void one_seed(uint64_t seed, int addonly) {
     uint64_t rs = seed * 7919 + 1, N = 60 + test_rand(&rs) % 140;
     int out = seed % 2 == 1;
     char *dir = test_tmpdir("advrand");
@@ -154,13 +160,17 @@ static void one_seed(uint64_t seed) {
     OK(gsnap_snapshot_create(db, "adv", &so, NULL));
     unsigned steps = test_small() ? 3 : 7;
     for (unsigned st = 0; st < steps && ne + 200 < cap; st++) {
-        t = step(db, e, &ne, N, &rs, t, st % 3, out);
+        t = step(db, e, &ne, N, &rs, t, st % 3, out, addonly);
         gsnap_advance_options ao = GSNAP_ADVANCE_OPTIONS_INIT;
         if (st == 4) ao.at_t = t; /* T moves (from 'now' to a time): every touched node */
         gsnap_advance_report rep;
+        uint64_t tail0 = gsnap_adv__tail_nodes;
         OK(gsnap_snapshot_advance(db, "adv", &ao, &rep));
         char what[64];
-        snprintf(what, sizeof what, "seed %llu (%s) step %u", (unsigned long long)seed, out ? "out" : "in", st);
+        snprintf(what, sizeof what, "seed %llu (%s%s) step %u", (unsigned long long)seed, out ? "out" : "in",
+                 addonly ? ", add-only" : "", st);
+        CHECK_MSG(!addonly || st == 4 || gsnap_adv__tail_nodes != tail0, "%s: the add-only path was not taken", what);
+        CHECK_MSG((addonly && st != 4) || gsnap_adv__tail_nodes == tail0, "%s: the add-only path was taken", what);
         compare_fresh(db, &so, N + 10, what);
     }
     free(e);
@@ -262,7 +272,8 @@ static void slab_cut_during_advance(void) {
 
 int main(void) {
     unsigned seeds = test_small() ? 2 : 6;
-    for (uint64_t s = 1; s <= seeds; s++) one_seed(s);
+    for (uint64_t s = 1; s <= seeds; s++) one_seed(s, 0);
+    for (uint64_t s = 1; s <= seeds; s++) one_seed(100 + s, 1);
     commit_during_advance();
     slab_cut_during_advance();
     TEST_DONE();

@@ -74,9 +74,7 @@ int gsnap_run__merge(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n, 
     if (level == GSNAP_LEVEL_BASE && meta->node_bound <= 2 * most + 1024 &&
         (rc = gsnap_run__writer_dense(&w, expect, meta->node_bound)))
         goto out;
-    for (uint8_t dir = 0; dir < 2 && rc == 0; dir++)
-        rc = gsnap_merge__dir(db, txn, in, n, rr, &w, dir, &tls_damaged_run);
-    if (rc) goto out;
+    if ((rc = gsnap_merge__dirs(db, txn, in, n, rr, &w, &tls_damaged_run))) goto out;
     if ((rc = gsnap_run__writer_finish(&w))) goto out;
     struct gsnap_run_info info;
     memset(&info, 0, sizeof info);

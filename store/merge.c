@@ -16,6 +16,8 @@
  */
 #include "store/store_int.h"
 
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,5 +151,87 @@ int gsnap_merge__dir(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n, 
     free(acc[1].v);
     free(l);
     free(src);
+    return rc;
+}
+
+/* ---- both directions, the second on a thread of its own --------------------
+ * A merge into the dense base (most of the merged records) builds each
+ * direction's values in memory (dense.c) and puts them when the direction
+ * is closed. Direction 1 is then merged on a second thread, in a read txn
+ * of its own: the inputs are committed runs (the merge's write txn has
+ * changed nothing yet, and holds LMDB's writer lock, so that read txn sees
+ * exactly what the write txn sees). The main thread merges direction 0 in
+ * the write txn meanwhile, joins, and puts direction 1's values. The
+ * dense writer's record count check (records written = the inputs' count)
+ * still guards each direction. */
+
+typedef struct {
+    gsnap_db *db;
+    const gsnap_run *in;
+    size_t n;
+    gsnap_run_writer w; /* direction 1, dense: memory only until closed */
+    uint64_t damaged;
+    int rc;
+    char msg[512];
+} dir1_job;
+
+static void *dir1_main(void *arg) {
+    dir1_job *j = arg;
+    MDB_txn *rtxn = NULL;
+    gsnap_run_reader *rr = calloc(j->n ? j->n : 1, sizeof *rr);
+    j->rc = rr ? gsnap_store__txn_begin(j->db, MDB_RDONLY, &rtxn) : GSNAP_ENOMEM;
+    if (j->rc == 0) {
+        j->rc = gsnap_merge__dir(j->db, rtxn, j->in, j->n, rr, &j->w, 1, &j->damaged);
+        mdb_txn_abort(rtxn);
+        gsnap_store__map_release(j->db);
+    }
+    for (size_t i = 0; rr && i < j->n; i++) gsnap_run__reader_free(&rr[i]);
+    free(rr);
+    if (j->rc) snprintf(j->msg, sizeof j->msg, "%s", gsnap_db_errmsg(j->db)); /* messages are per thread */
+    return NULL;
+}
+
+int gsnap_merge__dirs(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n, gsnap_run_reader *rr,
+                      gsnap_run_writer *w, uint64_t *damaged) {
+    int rc = 0;
+    if (!w->dense || !w->dcomp || gsnap_merge__use_plain || w->dense_expect[1] == 0) {
+        for (uint8_t dir = 0; dir < 2 && rc == 0; dir++) rc = gsnap_merge__dir(db, txn, in, n, rr, w, dir, damaged);
+        return rc;
+    }
+    dir1_job *j = calloc(1, sizeof *j);
+    if (!j) return GSNAP_ENOMEM;
+    j->db = db;
+    j->in = in;
+    j->n = n;
+    j->w = *w; /* the dense set-up, its own index and buffers */
+    j->w.cur = NULL;
+    j->w.buf = j->w.ebuf = j->w.gbuf = j->w.dbuf = NULL;
+    j->w.nodes = NULL;
+    j->w.dcap = 0;
+    j->w.didx = malloc((w->dense_nodes + 1) * sizeof *j->w.didx);
+    pthread_t th;
+    int started = j->w.didx && pthread_create(&th, NULL, dir1_main, j) == 0;
+    if (!started) { /* one thread after all */
+        gsnap_run__writer_free(&j->w);
+        free(j);
+        for (uint8_t dir = 0; dir < 2 && rc == 0; dir++) rc = gsnap_merge__dir(db, txn, in, n, rr, w, dir, damaged);
+        return rc;
+    }
+    rc = gsnap_merge__dir(db, txn, in, n, rr, w, 0, damaged);
+    if (rc == 0) rc = gsnap_dense__close_dir(w); /* direction 0's values first (key order) */
+    pthread_join(th, NULL);
+    if (rc == 0 && j->rc) {
+        if (j->damaged) *damaged = j->damaged;
+        rc = gsnap_store__err(db, j->rc, "%s", j->msg[0] ? j->msg : gsnap_strerror(j->rc));
+    }
+    if (rc == 0) {
+        j->w.txn = txn;
+        rc = gsnap_dense__close_dir(&j->w);
+        w->total += j->w.total;
+        w->nrec_dir[1] += j->w.nrec_dir[1];
+        w->has_del |= j->w.has_del;
+    }
+    gsnap_run__writer_free(&j->w);
+    free(j);
     return rc;
 }

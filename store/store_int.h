@@ -674,6 +674,10 @@ int gsnap_merge__dir(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n, 
 int gsnap_merge__plain(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n, gsnap_run_reader *rr,
                        gsnap_run_writer *w, uint8_t dir, uint64_t *damaged);
 extern int gsnap_merge__use_plain;
+/* Both directions into w: the second on a thread of its own when w is a
+ * GSD2 dense writer (merge.c); else one after the other. */
+int gsnap_merge__dirs(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n, gsnap_run_reader *rr,
+                      gsnap_run_writer *w, uint64_t *damaged);
 
 /* Compact: merge levels that hold >= GSNAP_MERGE_FANOUT runs (all = 1: all runs
  * into one). One write txn. */

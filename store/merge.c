@@ -155,21 +155,21 @@ int gsnap_merge__dir(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n, 
 }
 
 /* ---- both directions, the second on a thread of its own --------------------
- * A merge into the dense base (most of the merged records) builds each
- * direction's values in memory (dense.c) and puts them when the direction
- * is closed. Direction 1 is then merged on a second thread, in a read txn
- * of its own: the inputs are committed runs (the merge's write txn has
- * changed nothing yet, and holds LMDB's writer lock, so that read txn sees
- * exactly what the write txn sees). The main thread merges direction 0 in
- * the write txn meanwhile, joins, and puts direction 1's values. The
- * dense writer's record count check (records written = the inputs' count)
- * still guards each direction. */
+ * Direction 1 is merged on a second thread, in a read txn of its own: the
+ * inputs are committed runs (the merge's write txn has changed nothing yet
+ * and holds LMDB's writer lock, so that read txn sees exactly what the
+ * write txn sees). Its writer touches no LMDB state: a dense base keeps its
+ * values in memory until the direction is closed (dense.c), a chunked run
+ * keeps its chunks (defer, run_writer.c). The main thread merges direction
+ * 0 in the write txn meanwhile, finishes it, joins, and puts direction 1's
+ * values after it (key order). The dense writer's count check (records
+ * written = the inputs' count) still guards each direction. */
 
 typedef struct {
     gsnap_db *db;
     const gsnap_run *in;
     size_t n;
-    gsnap_run_writer w; /* direction 1, dense: memory only until closed */
+    gsnap_run_writer w; /* direction 1 */
     uint64_t damaged;
     int rc;
     char msg[512];
@@ -182,6 +182,7 @@ static void *dir1_main(void *arg) {
     j->rc = rr ? gsnap_store__txn_begin(j->db, MDB_RDONLY, &rtxn) : GSNAP_ENOMEM;
     if (j->rc == 0) {
         j->rc = gsnap_merge__dir(j->db, rtxn, j->in, j->n, rr, &j->w, 1, &j->damaged);
+        if (j->rc == 0 && !j->w.dense) j->rc = gsnap_run__writer_end_dir(&j->w); /* deferred: memory only */
         mdb_txn_abort(rtxn);
         gsnap_store__map_release(j->db);
     }
@@ -191,34 +192,50 @@ static void *dir1_main(void *arg) {
     return NULL;
 }
 
-int gsnap_merge__dirs(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n, gsnap_run_reader *rr,
-                      gsnap_run_writer *w, uint64_t *damaged) {
-    int rc = 0;
-    if (!w->dense || !w->dcomp || gsnap_merge__use_plain || w->dense_expect[1] == 0) {
-        for (uint8_t dir = 0; dir < 2 && rc == 0; dir++) rc = gsnap_merge__dir(db, txn, in, n, rr, w, dir, damaged);
+/* Direction 1's writer for the job: dense, a copy of w's set-up with its
+ * own index and buffers; chunked, a deferred writer of the same run. */
+static int dir1_writer(gsnap_db *db, MDB_txn *txn, gsnap_run_writer *w, gsnap_run_writer *w1) {
+    if (!w->dense) {
+        int rc = gsnap_run__writer_init(w1, db, txn, w->run_id);
+        w1->defer = 1;
         return rc;
     }
+    *w1 = *w;
+    w1->cur = NULL;
+    w1->buf = w1->ebuf = w1->gbuf = w1->dbuf = w1->arena = NULL;
+    w1->nodes = NULL;
+    w1->dcap = 0;
+    w1->didx = malloc((w->dense_nodes + 1) * sizeof *w1->didx);
+    return w1->didx ? 0 : GSNAP_ENOMEM;
+}
+
+static int both_serial(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n, gsnap_run_reader *rr,
+                       gsnap_run_writer *w, uint64_t *damaged) {
+    int rc = 0;
+    for (uint8_t dir = 0; dir < 2 && rc == 0; dir++) rc = gsnap_merge__dir(db, txn, in, n, rr, w, dir, damaged);
+    return rc;
+}
+
+int gsnap_merge__dirs(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n, gsnap_run_reader *rr,
+                      gsnap_run_writer *w, uint64_t *damaged) {
+    uint64_t in1 = 0;
+    for (size_t i = 0; i < n; i++) in1 += in[i].info.nrec_dir[1];
+    if (gsnap_merge__use_plain || in1 == 0 || (w->dense ? !w->dcomp : !w->compact))
+        return both_serial(db, txn, in, n, rr, w, damaged);
     dir1_job *j = calloc(1, sizeof *j);
     if (!j) return GSNAP_ENOMEM;
     j->db = db;
     j->in = in;
     j->n = n;
-    j->w = *w; /* the dense set-up, its own index and buffers */
-    j->w.cur = NULL;
-    j->w.buf = j->w.ebuf = j->w.gbuf = j->w.dbuf = NULL;
-    j->w.nodes = NULL;
-    j->w.dcap = 0;
-    j->w.didx = malloc((w->dense_nodes + 1) * sizeof *j->w.didx);
     pthread_t th;
-    int started = j->w.didx && pthread_create(&th, NULL, dir1_main, j) == 0;
-    if (!started) { /* one thread after all */
+    int rc = dir1_writer(db, txn, w, &j->w);
+    if (rc || pthread_create(&th, NULL, dir1_main, j) != 0) { /* one thread after all */
         gsnap_run__writer_free(&j->w);
         free(j);
-        for (uint8_t dir = 0; dir < 2 && rc == 0; dir++) rc = gsnap_merge__dir(db, txn, in, n, rr, w, dir, damaged);
-        return rc;
+        return rc ? rc : both_serial(db, txn, in, n, rr, w, damaged);
     }
     rc = gsnap_merge__dir(db, txn, in, n, rr, w, 0, damaged);
-    if (rc == 0) rc = gsnap_dense__close_dir(w); /* direction 0's values first (key order) */
+    if (rc == 0) rc = gsnap_run__writer_end_dir(w); /* direction 0's values first (key order) */
     pthread_join(th, NULL);
     if (rc == 0 && j->rc) {
         if (j->damaged) *damaged = j->damaged;
@@ -226,10 +243,11 @@ int gsnap_merge__dirs(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n,
     }
     if (rc == 0) {
         j->w.txn = txn;
-        rc = gsnap_dense__close_dir(&j->w);
+        rc = j->w.dense ? gsnap_dense__close_dir(&j->w) : gsnap_run__writer_replay(&j->w, txn);
         w->total += j->w.total;
         w->nrec_dir[1] += j->w.nrec_dir[1];
         w->has_del |= j->w.has_del;
+        w->chunk_no += j->w.chunk_no;
     }
     gsnap_run__writer_free(&j->w);
     free(j);

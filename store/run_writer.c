@@ -93,9 +93,34 @@ static int writer_flush(gsnap_run_writer *w) {
     }
     h.xxh3 = XXH3_64bits((unsigned char *)v.mv_data + HS, v.mv_size - HS);
     memcpy(v.mv_data, &h, sizeof h);
-    int rc = mdb_cursor_put(w->cur, &k, &v, MDB_APPEND);
     w->nrec = 0;
+    if (w->defer) { /* kept for gsnap_run__writer_replay */
+        size_t need = w->alen + sizeof key + 4 + v.mv_size;
+        if (need > w->acap && gsnap_vec_reserve((void **)&w->arena, &w->acap, need, 1)) return GSNAP_ENOMEM;
+        uint32_t len = (uint32_t)v.mv_size;
+        memcpy(w->arena + w->alen, key, sizeof key);
+        memcpy(w->arena + w->alen + sizeof key, &len, 4);
+        memcpy(w->arena + w->alen + sizeof key + 4, v.mv_data, v.mv_size);
+        w->alen = need;
+        return 0;
+    }
+    int rc = mdb_cursor_put(w->cur, &k, &v, MDB_APPEND);
     return gsnap_store__mdb_err(w->db, rc, "appending a run chunk");
+}
+
+int gsnap_run__writer_replay(gsnap_run_writer *w, MDB_txn *txn) {
+    for (size_t o = 0; o < w->alen;) {
+        uint32_t len;
+        memcpy(&len, w->arena + o + GSNAP_DATA_KEY, 4);
+        MDB_val k = {GSNAP_DATA_KEY, w->arena + o}, v = {len, w->arena + o + GSNAP_DATA_KEY + 4};
+        int rc = mdb_cursor_put(w->cur, &k, &v, MDB_APPEND);
+        if (rc) return gsnap_store__mdb_err(w->db, rc, "appending a run chunk");
+        o += GSNAP_DATA_KEY + 4 + len;
+    }
+    w->alen = 0;
+    int rc = gsnap_bloom__write(w->db, txn, w->run_id, w->dir, w->nodes, w->nnodes);
+    w->nnodes = 0;
+    return rc;
 }
 
 /* GSC2: start a chunk whose first record is r (its bases). */
@@ -147,6 +172,7 @@ static int enc_add(gsnap_run_writer *w, const gsnap_rec *r) {
 
 /* Store the Bloom filter of the direction just finished. */
 static int writer_bloom(gsnap_run_writer *w) {
+    if (w->defer) return 0; /* its nodes stay for the replay */
     int rc = gsnap_bloom__write(w->db, w->txn, w->run_id, w->dir, w->nodes, w->nnodes);
     w->nnodes = 0;
     return rc;
@@ -208,6 +234,13 @@ int gsnap_run__writer_group(gsnap_run_writer *w, uint8_t dir, const gsnap_rec *r
     return 0;
 }
 
+int gsnap_run__writer_end_dir(gsnap_run_writer *w) {
+    int rc;
+    if (w->dense) return gsnap_dense__close_dir(w);
+    if ((rc = writer_flush(w))) return rc;
+    return w->total > 0 ? writer_bloom(w) : 0;
+}
+
 int gsnap_run__writer_finish(gsnap_run_writer *w) {
     int rc;
     if (w->dense) {
@@ -229,6 +262,8 @@ void gsnap_run__writer_free(gsnap_run_writer *w) {
     free(w->nodes);
     free(w->didx);
     free(w->dbuf);
+    free(w->arena);
+    w->arena = NULL;
     w->ebuf = w->gbuf = w->dbuf = w->buf = NULL;
     w->nodes = NULL;
     w->didx = NULL;

@@ -585,6 +585,11 @@ typedef struct {
     unsigned char *gbuf;      /* the open group's body */
     size_t glen;              /* its bytes */
     uint64_t gnode, gcount, gnbr, gt; /* its node, records, last nbr and t */
+    /* deferred (a merge's second thread): chunks kept in memory as
+     * (key, u32 length, value) until gsnap_run__writer_replay */
+    int defer;
+    unsigned char *arena;
+    size_t alen, acap;
 } gsnap_run_writer;
 
 /* Test hook: the store format new writes produce (GSNAP_STORE_FORMAT; 2
@@ -610,6 +615,13 @@ int gsnap_run__writer_add(gsnap_run_writer *w, uint8_t dir, const gsnap_rec *r);
  * writer_add, with the per-node work done once. */
 int gsnap_run__writer_group(gsnap_run_writer *w, uint8_t dir, const gsnap_rec *r, size_t n);
 int gsnap_run__writer_finish(gsnap_run_writer *w); /* flushes; closes cursor */
+/* Finish the current direction (its last chunk and Bloom filter, or its
+ * dense values); with defer set, nothing touches LMDB: the chunks and the
+ * filter's nodes stay in memory. */
+int gsnap_run__writer_end_dir(gsnap_run_writer *w);
+/* A deferred writer's chunks and Bloom filter, put in order in txn (the
+ * thread that owns txn). */
+int gsnap_run__writer_replay(gsnap_run_writer *w, MDB_txn *txn);
 void gsnap_run__writer_free(gsnap_run_writer *w);
 
 /* Sequential reader over one run's records of one direction, from a node on. */

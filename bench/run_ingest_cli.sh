@@ -11,13 +11,14 @@
 # round and input, old and new alternate (old first in odd rounds, new
 # first in even ones), each into a fresh database:
 #   B/graphsnap init DB; nice -n 5 B/graphsnap ingest -d DB FILE --json
-# and the new build's database is then checked (`graphsnap check`) and its
+# (CPU seconds of the process, user + sys, from /usr/bin/time: the measure
+# that holds on a loaded machine) and the new build's database is then checked (`graphsnap check`) and its
 # run count taken (`graphsnap stat`). Last, the naive LMDB table on R-MAT-18
 # (durable, 100k batches, capped at LMDB_SECONDS: it slows as it grows, so
 # the cap favours it):
 #   nice -n 5 build/bench/bench_store --input FILE --format tsv --engines lmdb --batch 100000
 #       --max-seconds 20 --queries 100 --check 0 --no-full-queries --out F
-# Results: bench/results_ingest_cli-YYYYmmdd-HHMMSS.txt (one line per run,
+# Results: bench/results_ingest_cli.txt (OUTF; one line per run,
 # then the LMDB rate and the ratios).
 set -eu
 cd "$(dirname "$0")/.."
@@ -29,7 +30,7 @@ LMDB_SECONDS=${LMDB_SECONDS:-20}
 [ -x "$NEW/graphsnap" ] && [ -x "$NEW/tools/rmat" ] && [ -x "$NEW/bench/bench_store" ] ||
     make -j2 all tools "$NEW/bench/bench_store" > /dev/null
 mkdir -p "$DIR"
-OUTF=bench/results_ingest_cli-$(date -u +%Y%m%d-%H%M%S).txt
+OUTF=${OUTF:-bench/results_ingest_cli.txt}
 R18=$DIR/rmat18.tsv
 [ -s "$R18" ] || "$NEW/tools/rmat" --scale 18 --edge-factor 16 --seed 1 --out "$R18" 2> /dev/null
 INPUTS=$R18
@@ -39,12 +40,12 @@ rate() { sed -n 's/.*"edges_per_second":\([0-9.]*\).*/\1/p'; }
 one() { # build-dir label file
     rm -rf "$DIR/db"
     "$1/graphsnap" init "$DIR/db" > /dev/null
-    r=$(nice -n 5 "$1/graphsnap" ingest -d "$DIR/db" "$3" --json | rate)
-    extra=""
+    r=$(/usr/bin/time -f "cpu=%U+%S" -o "$DIR/time.txt" nice -n 5 "$1/graphsnap" ingest -d "$DIR/db" "$3" --json | rate)
+    extra=" cpu_s=$(awk -F'[=+]' '/cpu=/ {printf "%.2f", $2 + $3}' "$DIR/time.txt")"
     if [ "$2" = new ]; then
         runs=$("$1/graphsnap" stat -d "$DIR/db" | awk '$1 == "runs" {print $2}')
         probs=$("$1/graphsnap" check -d "$DIR/db" | sed -n 's/^\([0-9]*\) problem.*/\1/p')
-        extra=" runs=$runs check_problems=$probs"
+        extra="$extra runs=$runs check_problems=$probs"
     fi
     echo "$(date -u +%H:%M:%S) $(basename "$3") $2 edges_per_second=$r$extra" | tee -a "$OUTF"
 }

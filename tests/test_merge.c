@@ -61,6 +61,11 @@ static void chunks_reencode(gsnap_db *db, size_t *nchunks) {
     MDB_val k, v;
     OK(gsnap_store__txn_begin(db, MDB_RDONLY, &txn));
     OK(mdb_cursor_open(txn, db->data_dbi, &c));
+    MDB_stat st;
+    OK(mdb_env_stat(db->env, &st));
+    size_t wcap = ((((size_t)st.ms_psize - 16) / 2) & ~(size_t)1) - 2 - 8 - GSNAP_DATA_KEY -
+                  sizeof(struct gsnap_chunk_hdr); /* two chunks to a leaf page (run_writer.c) */
+    if (wcap > GSNAP_CHUNK2_PAYLOAD) wcap = GSNAP_CHUNK2_PAYLOAD;
     size_t cap = 16384;
     gsnap_rec *recs = malloc(cap * sizeof *recs);
     unsigned char *out = malloc(GSNAP_CHUNK2_PAYLOAD + GSNAP_CODEC_SLACK);
@@ -73,7 +78,7 @@ static void chunks_reencode(gsnap_db *db, size_t *nchunks) {
         const unsigned char *p = (const unsigned char *)v.mv_data + sizeof h;
         const char *why = NULL;
         CHECK(h.nrec <= cap);
-        CHECK(plen <= 2009); /* two chunks to a 4 KiB leaf page */
+        CHECK(plen <= wcap);
         CHECK(gsnap_codec__decode(p, plen, h.nrec, recs, &why) == 0);
         size_t len = gsnap_codec__encode(recs, h.nrec, out, plen);
         CHECK_MSG(len == plen && memcmp(out, p, plen) == 0, "chunk of %u records re-encodes to %zu bytes, not %zu",

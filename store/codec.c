@@ -141,6 +141,27 @@ int gsnap_codec__next(gsnap_codec_cur *c, gsnap_rec *r) {
     return 1;
 }
 
+int64_t gsnap_codec__group_rest(gsnap_codec_cur *c, gsnap_rec *r) {
+    uint64_t n = c->gleft, nbr = c->nbr, t = c->t;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t dn, dt, dv;
+        if (get_varint(&c->p, c->gend, &dn) || get_varint(&c->p, c->gend, &dt) || get_varint(&c->p, c->gend, &dv))
+            return c->why = "truncated record", -1;
+        nbr += dn;
+        t += gsnap_codec__unzz(dt);
+        r[i].node = c->node;
+        r[i].nbr = nbr;
+        r[i].t = (int64_t)t;
+        r[i].vop = c->bvop + gsnap_codec__unzz(dv);
+    }
+    c->nbr = nbr;
+    c->t = t;
+    c->left -= n;
+    c->gleft = 0;
+    if (n && c->p != c->gend) return c->why = "group length does not match its records", -1;
+    return (int64_t)n;
+}
+
 int gsnap_codec__skip_to(gsnap_codec_cur *c, uint64_t node, uint64_t *skipped) {
     *skipped = 0;
     for (;;) {

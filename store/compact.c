@@ -10,14 +10,6 @@
 
 /* ---- merge -------------------------------------------------------------- */
 
-/* Order of records inside a run: (node, nbr, t, version). */
-static int rec_less(const gsnap_rec *a, const gsnap_rec *b) {
-    if (a->node != b->node) return a->node < b->node;
-    if (a->nbr != b->nbr) return a->nbr < b->nbr;
-    if (a->t != b->t) return a->t < b->t;
-    return (a->vop >> 1) < (b->vop >> 1);
-}
-
 static int delete_run(gsnap_db *db, MDB_txn *txn, uint64_t run_id) {
     MDB_cursor *c = NULL;
     unsigned char key[8];
@@ -57,46 +49,6 @@ static _Thread_local uint64_t tls_damaged_run;
 
 static int is_damage(int rc) { return rc == GSNAP_ECHECKSUM || rc == GSNAP_ECORRUPT; }
 
-/* Merge direction dir of the n inputs into w (rr, head: one reader and one
- * current record per input). */
-static int merge_dir(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n,
-                     gsnap_run_reader *rr, gsnap_rec *head, gsnap_run_writer *w, uint8_t dir) {
-    int rc = 0;
-    for (size_t i = 0; i < n && rc == 0; i++)
-        if ((rc = gsnap_run__reader_open(&rr[i], db, txn, &in[i], dir, 0, 1, 1)) && is_damage(rc))
-            tls_damaged_run = in[i].id;
-    for (size_t i = 0; i < n; i++)
-        if (!rr[i].done) gsnap_run__reader_peek(&rr[i], &head[i]);
-    while (rc == 0) {
-        /* Inputs hold disjoint version ranges, so the order is total.
-         * Take the smallest head, then copy from that input for as long
-         * as it stays below the runner-up: one comparison per record
-         * over the long stretches a big base produces. */
-        size_t best = n, second = n;
-        for (size_t i = 0; i < n; i++) {
-            if (rr[i].done) continue;
-            if (best == n || rec_less(&head[i], &head[best])) {
-                second = best;
-                best = i;
-            } else if (second == n || rec_less(&head[i], &head[second])) {
-                second = i;
-            }
-        }
-        if (best == n) break;
-        do {
-            if ((rc = gsnap_run__writer_add(w, dir, &head[best]))) break;
-            if ((rc = gsnap_run__reader_next(db, &rr[best]))) {
-                if (is_damage(rc)) tls_damaged_run = in[best].id;
-                break;
-            }
-            if (rr[best].done) break;
-            gsnap_run__reader_peek(&rr[best], &head[best]);
-        } while (second == n || rec_less(&head[best], &head[second]));
-    }
-    for (size_t i = 0; i < n; i++) gsnap_run__reader_close(&rr[i]);
-    return rc;
-}
-
 int gsnap_run__delete(gsnap_db *db, MDB_txn *txn, uint64_t run_id) { return delete_run(db, txn, run_id); }
 
 int gsnap_run__merge(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n, uint32_t level,
@@ -122,8 +74,7 @@ int gsnap_run__merge(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n, 
     if (level == GSNAP_LEVEL_BASE && meta->node_bound <= 2 * most + 1024 &&
         (rc = gsnap_run__writer_dense(&w, expect, meta->node_bound)))
         goto out;
-    for (uint8_t dir = 0; dir < 2 && rc == 0; dir++) rc = merge_dir(db, txn, in, n, rr, head, &w, dir);
-    if (rc) goto out;
+    if ((rc = gsnap_merge__dirs(db, txn, in, n, rr, &w, &tls_damaged_run))) goto out;
     if ((rc = gsnap_run__writer_finish(&w))) goto out;
     struct gsnap_run_info info;
     memset(&info, 0, sizeof info);

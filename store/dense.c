@@ -22,6 +22,7 @@
  */
 #include "store/store_int.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -158,6 +159,44 @@ int gsnap_dense__add(gsnap_run_writer *w, uint8_t dir, const gsnap_rec *r) {
     w->total++;
     w->nrec_dir[dir]++;
     if (r->vop & 1) w->has_del = 1;
+    return 0;
+}
+
+int gsnap_dense__add_group(gsnap_run_writer *w, uint8_t dir, const gsnap_rec *r, size_t n) {
+    int rc;
+    if (!w->dcomp || n < 2) { /* GSD1, or nothing to share */
+        for (size_t i = 0; i < n; i++)
+            if ((rc = gsnap_dense__add(w, dir, &r[i]))) return rc;
+        return 0;
+    }
+    if ((rc = gsnap_dense__add(w, dir, &r[0]))) return rc; /* opens, checks the node, indexes it */
+    if (w->dfill + (n - 1) > w->dense_expect[dir])
+        return gsnap_store__err(w->db, GSNAP_ECORRUPT, "base run %llu dir %u: record of node %llu out of place",
+                                (unsigned long long)w->run_id, dir, (unsigned long long)r[0].node);
+    if (w->dcap < DHEAD + w->dbytes + 30 * n) {
+        size_t nc = w->dcap * 2 > DHEAD + w->dbytes + 30 * n ? w->dcap * 2 : DHEAD + w->dbytes + 30 * n;
+        unsigned char *nb = realloc(w->dbuf, nc);
+        if (!nb) return GSNAP_ENOMEM;
+        w->dbuf = nb;
+        w->dcap = nc;
+    }
+    unsigned char *p = w->dbuf + DHEAD + w->dbytes;
+    uint64_t pn = r[0].nbr, pt = (uint64_t)r[0].t, bv = w->dbase.vop, del = 0;
+    for (size_t i = 1; i < n; i++) {
+        assert(r[i].node == r[0].node);
+        p += gsnap_codec__put(p, r[i].nbr - pn);
+        p += gsnap_codec__put(p, gsnap_codec__zz((uint64_t)r[i].t - pt));
+        p += gsnap_codec__put(p, gsnap_codec__zz(r[i].vop - bv));
+        pn = r[i].nbr;
+        pt = (uint64_t)r[i].t;
+        del |= r[i].vop;
+    }
+    w->dbytes = (size_t)(p - (w->dbuf + DHEAD));
+    w->dprev = r[n - 1];
+    w->dfill += n - 1;
+    w->total += n - 1;
+    w->nrec_dir[dir] += n - 1;
+    if (del & 1) w->has_del = 1;
     return 0;
 }
 

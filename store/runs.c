@@ -9,6 +9,8 @@
  * ids only grow, a new run is written with MDB_APPEND: sequential page writes,
  * no B-tree rebalancing, no random page touches.
  *
+ * The writer is run_writer.c.
+ *
  * Finding a node in a run: the B-tree over chunk keys is the run's fence
  * index. MDB_SET_RANGE lands on the first chunk starting at or after the node;
  * the node's first records may sit at the end of the chunk before it, so the
@@ -21,149 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
-
-static void data_key(unsigned char *k, uint64_t run, uint8_t dir, uint64_t node, uint32_t no) {
-    gsnap_put_be64(k, run);
-    k[8] = dir;
-    gsnap_put_be64(k + 9, node);
-    gsnap_put_be32(k + 17, no);
-}
-
-/* ---- writer ------------------------------------------------------------- */
-
-unsigned gsnap_store__write_format = GSNAP_STORE_FORMAT;
-
-/* The largest GSC2 value that still fits two to a leaf page (no overflow
- * pages: their last page is partly empty), within GSNAP_CHUNK2_PAYLOAD. */
-static size_t chunk2_cap(gsnap_db *db) {
-    MDB_stat st;
-    size_t psize = mdb_env_stat(db->env, &st) == 0 ? st.ms_psize : 4096;
-    size_t nodemax = (((psize - 16) / 2) & ~(size_t)1) - 2; /* LMDB's me_nodemax */
-    size_t cap = nodemax - 8 - GSNAP_DATA_KEY - sizeof(struct gsnap_chunk_hdr);
-    return cap > GSNAP_CHUNK2_PAYLOAD ? GSNAP_CHUNK2_PAYLOAD : cap;
-}
-
-int gsnap_run__writer_init(gsnap_run_writer *w, gsnap_db *db, MDB_txn *txn, uint64_t run_id) {
-    memset(w, 0, sizeof *w);
-    w->db = db;
-    w->txn = txn;
-    w->run_id = run_id;
-    w->compact = gsnap_store__write_format >= 3;
-    size_t hs = sizeof(struct gsnap_chunk_hdr), maxrec = GSNAP_CHUNK_RECS;
-    if (w->compact) {
-        w->cap = chunk2_cap(db);
-        maxrec = w->cap / 3 + 1;
-        if (!(w->ebuf = malloc(hs + w->cap + GSNAP_CODEC_SLACK))) return GSNAP_ENOMEM;
-    }
-    w->buf = malloc(hs + maxrec * GSNAP_REC_BYTES);
-    if (!w->buf) return GSNAP_ENOMEM;
-    int rc = mdb_cursor_open(txn, db->data_dbi, &w->cur);
-    if (rc) {
-        free(w->buf);
-        free(w->ebuf);
-        w->buf = w->ebuf = NULL;
-        return gsnap_store__mdb_err(db, rc, "opening data cursor");
-    }
-    return 0;
-}
-
-static int writer_flush(gsnap_run_writer *w) {
-    if (w->nrec == 0) return 0;
-    unsigned char key[GSNAP_DATA_KEY];
-    uint64_t first;
-    memcpy(&first, w->buf + sizeof(struct gsnap_chunk_hdr), 8);
-    data_key(key, w->run_id, w->dir, first, w->chunk_no++);
-    struct gsnap_chunk_hdr h;
-    h.magic = GSNAP_CHUNK_MAGIC;
-    h.nrec = w->nrec;
-    MDB_val k = {sizeof key, key};
-    MDB_val v = {sizeof h + (size_t)w->nrec * GSNAP_REC_BYTES, w->buf};
-    if (w->compact) {
-        const gsnap_rec *recs = (const gsnap_rec *)(void *)(w->buf + sizeof h);
-        size_t len = gsnap_codec__encode(recs, w->nrec, w->ebuf + sizeof h, w->cap);
-        if (len == 0)
-            return gsnap_store__err(w->db, GSNAP_ECORRUPT, "run %llu: internal: chunk of %u records over %zu bytes",
-                                    (unsigned long long)w->run_id, w->nrec, w->cap);
-        h.magic = GSNAP_CHUNK2_MAGIC;
-        v.mv_data = w->ebuf;
-        v.mv_size = sizeof h + len;
-    }
-    h.xxh3 = XXH3_64bits((unsigned char *)v.mv_data + sizeof h, v.mv_size - sizeof h);
-    memcpy(v.mv_data, &h, sizeof h);
-    int rc = mdb_cursor_put(w->cur, &k, &v, MDB_APPEND);
-    w->nrec = 0;
-    w->est = 0;
-    return gsnap_store__mdb_err(w->db, rc, "appending a run chunk");
-}
-
-/* Store the Bloom filter of the direction just finished. */
-static int writer_bloom(gsnap_run_writer *w) {
-    int rc = gsnap_bloom__write(w->db, w->txn, w->run_id, w->dir, w->nodes, w->nnodes);
-    w->nnodes = 0;
-    return rc;
-}
-
-int gsnap_run__writer_add(gsnap_run_writer *w, uint8_t dir, const gsnap_rec *r) {
-    int rc;
-    if (w->dense) return gsnap_dense__add(w, dir, r);
-    if (w->total > 0 && dir != w->dir && ((rc = writer_flush(w)) || (rc = writer_bloom(w)))) return rc;
-    if (w->compact) {
-        gsnap_rec *recs = (gsnap_rec *)(void *)(w->buf + sizeof(struct gsnap_chunk_hdr));
-        size_t b = gsnap_codec__rec_bound(r, w->nrec ? &recs[w->nrec - 1] : NULL, recs);
-        if (w->nrec && w->est + b > w->cap) {
-            if ((rc = writer_flush(w))) return rc;
-            b = gsnap_codec__rec_bound(r, NULL, NULL);
-        }
-        w->est += b;
-    } else if (w->nrec == GSNAP_CHUNK_RECS && (rc = writer_flush(w))) {
-        return rc;
-    }
-    /* A run is written direction by direction, node by node ascending
-     * (readers seek by node and the Bloom filter is built per direction). */
-    assert(w->total == 0 || dir >= w->dir);
-    assert(w->total == 0 || dir != w->dir || w->nnodes == 0 || r->node >= w->nodes[w->nnodes - 1]);
-    if (w->nnodes == 0 || w->nodes[w->nnodes - 1] != r->node) {
-        if (gsnap_vec_reserve((void **)&w->nodes, &w->nodes_cap, w->nnodes + 1, sizeof *w->nodes))
-            return GSNAP_ENOMEM;
-        w->nodes[w->nnodes++] = r->node;
-    }
-    w->dir = dir;
-    memcpy(w->buf + sizeof(struct gsnap_chunk_hdr) + (size_t)w->nrec * GSNAP_REC_BYTES, r,
-           GSNAP_REC_BYTES);
-    w->nrec++;
-    w->total++;
-    w->nrec_dir[dir & 1]++;
-    if (r->vop & 1) w->has_del = 1;
-    return 0;
-}
-
-int gsnap_run__writer_finish(gsnap_run_writer *w) {
-    int rc;
-    if (w->dense) {
-        rc = gsnap_dense__close_dir(w);
-    } else {
-        rc = writer_flush(w);
-        if (rc == 0 && w->total > 0) rc = writer_bloom(w);
-    }
-    if (w->cur) mdb_cursor_close(w->cur);
-    w->cur = NULL;
-    return rc;
-}
-
-void gsnap_run__writer_free(gsnap_run_writer *w) {
-    if (w->cur) mdb_cursor_close(w->cur);
-    free(w->buf);
-    free(w->ebuf);
-    w->ebuf = NULL;
-    free(w->nodes);
-    free(w->didx);
-    free(w->dbuf);
-    w->dbuf = NULL;
-    w->nodes = NULL;
-    w->didx = NULL;
-    w->cur = NULL;
-    w->buf = NULL;
-}
 
 /* ---- reader ------------------------------------------------------------- */
 
@@ -285,7 +144,7 @@ int gsnap_run__seek(gsnap_db *db, MDB_cursor *cur, uint64_t run_id, uint8_t dir,
     rr->verify = verify;
     rr->recs = NULL;
     rr->nrec = 0;
-    data_key(key, run_id, dir, node, 0);
+    gsnap_run__data_key(key, run_id, dir, node, 0);
     int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
     int from_prev = 0;
     if (rc == MDB_NOTFOUND) {
@@ -370,6 +229,41 @@ int gsnap_run__reader_next(gsnap_db *db, gsnap_run_reader *rr) {
         return 0;
     }
     return cur_rec(db, rr);
+}
+
+/* Append rec to the growing list *buf (*n of *cap). */
+static int take_push(gsnap_rec **buf, size_t *n, size_t *cap, const gsnap_rec *rec) {
+    if (*n == *cap && gsnap_vec_reserve((void **)buf, cap, *n + 1, sizeof **buf)) return GSNAP_ENOMEM;
+    (*buf)[(*n)++] = *rec;
+    return 0;
+}
+
+int gsnap_run__reader_take_node(gsnap_db *db, gsnap_run_reader *rr, gsnap_rec **buf, size_t *n, size_t *cap) {
+    uint64_t node = rr->rec.node;
+    int rc;
+    while (!rr->done && rr->rec.node == node) {
+        if ((rc = take_push(buf, n, cap, &rr->rec))) return rc;
+        if (rr->dense == 2) { /* the rest of the node's body, then the next node */
+            gsnap_rec r;
+            int g;
+            while ((g = gsnap_dense__it_next(&rr->dit, &r)) > 0)
+                if ((rc = take_push(buf, n, cap, &r))) return rc;
+            if (g < 0) return gsnap_dense__bad(db, rr->run_id, rr->dir, rr->dit.node);
+            return dense2_step(db, rr);
+        }
+        if (rr->compact && rr->cc.gleft > 0) { /* the rest of the group in this chunk */
+            if (*n + rr->cc.gleft > *cap && gsnap_vec_reserve((void **)buf, cap, *n + rr->cc.gleft, sizeof **buf))
+                return GSNAP_ENOMEM;
+            int64_t g = gsnap_codec__group_rest(&rr->cc, *buf + *n);
+            if (g < 0)
+                return gsnap_store__err(db, GSNAP_ECORRUPT, "run %llu dir %u: malformed compact chunk: %s",
+                                        (unsigned long long)rr->run_id, rr->dir, rr->cc.why);
+            *n += (size_t)g;
+            rr->pos += (uint64_t)g;
+        }
+        if ((rc = gsnap_run__reader_next(db, rr))) return rc;
+    }
+    return 0;
 }
 
 int gsnap_run__reader_open(gsnap_run_reader *rr, gsnap_db *db, MDB_txn *txn, const gsnap_run *run,

@@ -155,6 +155,9 @@ size_t gsnap_codec__encode(const gsnap_rec *r, size_t n, unsigned char *out, siz
 int gsnap_codec__open(gsnap_codec_cur *c, const unsigned char *payload, size_t len, uint64_t nrec);
 int gsnap_codec__next(gsnap_codec_cur *c, gsnap_rec *r);
 int gsnap_codec__skip_to(gsnap_codec_cur *c, uint64_t node, uint64_t *skipped);
+/* The rest of the current group (c->gleft records, after a next that
+ * returned 1) into r[0..gleft): their count, or -1 malformed (c->why). */
+int64_t gsnap_codec__group_rest(gsnap_codec_cur *c, gsnap_rec *r);
 /* Decode a whole payload of nrec records into out[nrec]: 0, or
  * GSNAP_ECORRUPT with *why. */
 int gsnap_codec__decode(const unsigned char *payload, size_t len, uint64_t nrec, gsnap_rec *out,
@@ -572,10 +575,21 @@ typedef struct {
     unsigned char *dbuf;      /* GSD2 payload being built (bases + bodies) */
     size_t dcap, dbytes;      /* its capacity, the bodies' bytes so far */
     gsnap_rec dprev, dbase;   /* previous record of the direction; its first */
-    /* compact chunks (GSC2) */
+    /* compact chunks (GSC2), encoded as records arrive (runs.c) */
     int compact;
-    size_t est, cap;          /* bound of the open chunk's payload; its limit */
-    unsigned char *ebuf;      /* the encoded chunk */
+    size_t cap;               /* the payload's limit */
+    unsigned char *ebuf;      /* the chunk: header, bases, closed groups */
+    size_t clen;              /* payload bytes so far (bases, closed groups) */
+    uint64_t cfirst, cbvop, cbt; /* the chunk's first node, its bases */
+    uint64_t cprev;           /* node of the last closed group (0: none) */
+    unsigned char *gbuf;      /* the open group's body */
+    size_t glen;              /* its bytes */
+    uint64_t gnode, gcount, gnbr, gt; /* its node, records, last nbr and t */
+    /* deferred (a merge's second thread): chunks kept in memory as
+     * (key, u32 length, value) until gsnap_run__writer_replay */
+    int defer;
+    unsigned char *arena;
+    size_t alen, acap;
 } gsnap_run_writer;
 
 /* Test hook: the store format new writes produce (GSNAP_STORE_FORMAT; 2
@@ -583,13 +597,31 @@ typedef struct {
  * databases in tests). Not thread-safe; set before opening. */
 extern unsigned gsnap_store__write_format;
 
+/* A gs.data key: run id, dir, first node, chunk no (GSNAP_DATA_KEY bytes). */
+static inline void gsnap_run__data_key(unsigned char *k, uint64_t run, uint8_t dir, uint64_t node, uint32_t no) {
+    gsnap_put_be64(k, run);
+    k[8] = dir;
+    gsnap_put_be64(k + 9, node);
+    gsnap_put_be32(k + 17, no);
+}
+
 int gsnap_run__writer_init(gsnap_run_writer *w, gsnap_db *db, MDB_txn *txn, uint64_t run_id);
 /* Switch a fresh writer to the dense layout: `expect` records per direction
  * will come, node ids < dense_nodes. */
 int gsnap_run__writer_dense(gsnap_run_writer *w, const uint64_t expect[2], uint64_t dense_nodes);
 /* Records must arrive in (dir, node, nbr, t, version) order. */
 int gsnap_run__writer_add(gsnap_run_writer *w, uint8_t dir, const gsnap_rec *r);
+/* Add r[0..n), n >= 1 records of one node (the same order): as n calls of
+ * writer_add, with the per-node work done once. */
+int gsnap_run__writer_group(gsnap_run_writer *w, uint8_t dir, const gsnap_rec *r, size_t n);
 int gsnap_run__writer_finish(gsnap_run_writer *w); /* flushes; closes cursor */
+/* Finish the current direction (its last chunk and Bloom filter, or its
+ * dense values); with defer set, nothing touches LMDB: the chunks and the
+ * filter's nodes stay in memory. */
+int gsnap_run__writer_end_dir(gsnap_run_writer *w);
+/* A deferred writer's chunks and Bloom filter, put in order in txn (the
+ * thread that owns txn). */
+int gsnap_run__writer_replay(gsnap_run_writer *w, MDB_txn *txn);
 void gsnap_run__writer_free(gsnap_run_writer *w);
 
 /* Sequential reader over one run's records of one direction, from a node on. */
@@ -623,11 +655,17 @@ static inline void gsnap_run__reader_peek(const gsnap_run_reader *rr, gsnap_rec 
     *r = rr->rec;
 }
 int gsnap_run__reader_next(gsnap_db *db, gsnap_run_reader *rr);
+/* Append the current record and every following one of the same node to
+ * *buf (*n used of *cap, grown with gsnap_vec_reserve), the reader left on
+ * the next node's first record (or done). 0 or an error. */
+int gsnap_run__reader_take_node(gsnap_db *db, gsnap_run_reader *rr, gsnap_rec **buf, size_t *n, size_t *cap);
 void gsnap_run__reader_close(gsnap_run_reader *rr); /* keeps the copy buffer */
 void gsnap_run__reader_free(gsnap_run_reader *rr);
 
 /* dense.c: the writer's dense path */
 int gsnap_dense__add(gsnap_run_writer *w, uint8_t dir, const gsnap_rec *r);
+/* r[0..n): records of one node, as n calls of gsnap_dense__add. */
+int gsnap_dense__add_group(gsnap_run_writer *w, uint8_t dir, const gsnap_rec *r, size_t n);
 int gsnap_dense__close_dir(gsnap_run_writer *w);
 
 /* Seek with an existing cursor; see runs.c. */
@@ -638,6 +676,20 @@ int gsnap_run__seek(gsnap_db *db, MDB_cursor *cur, uint64_t run_id, uint8_t dir,
  * `level`, delete the inputs; in write txn. */
 int gsnap_run__merge(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n,
                      uint32_t level, struct gsnap_meta *meta);
+
+/* merge.c: merge direction dir of the n inputs into w (rr: one reader per
+ * input, closed after); *damaged = the id of an input that failed
+ * verification. _plain: the record-at-a-time reference (tests), also used
+ * by _dir while gsnap_merge__use_plain is set (a test hook). */
+int gsnap_merge__dir(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n, gsnap_run_reader *rr,
+                     gsnap_run_writer *w, uint8_t dir, uint64_t *damaged);
+int gsnap_merge__plain(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n, gsnap_run_reader *rr,
+                       gsnap_run_writer *w, uint8_t dir, uint64_t *damaged);
+extern int gsnap_merge__use_plain;
+/* Both directions into w: the second on a thread of its own when w is a
+ * GSD2 dense writer (merge.c); else one after the other. */
+int gsnap_merge__dirs(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n, gsnap_run_reader *rr,
+                      gsnap_run_writer *w, uint64_t *damaged);
 
 /* Compact: merge levels that hold >= GSNAP_MERGE_FANOUT runs (all = 1: all runs
  * into one). One write txn. */

@@ -13,12 +13,16 @@
  *   - a view opened before later commits merged its runs away still
  *     answers as before (it holds its indexes: no use after free under
  *     ASan/valgrind);
+ *   - a thread querying through fresh views while another commits (and so
+ *     builds and drops indexes) gets the same answer twice in a view (run
+ *     under TSan by make tsan);
  *   - the once-per-process verification set keeps the keys in use while
  *     new runs keep coming (it used to forget every key when full, so the
  *     dense base was hashed again every few dozen runs).
  */
 #include "test.h"
 #include "store/store_int.h"
+#include <pthread.h>
 
 #define NODES 1500
 #define NQ 300
@@ -152,6 +156,55 @@ static void run(int sparse) {
     free(dir);
 }
 
+struct reader { gsnap_db *db; int stop; int bad; long views; };
+
+static void *reader_main(void *arg) {
+    struct reader *r = arg;
+    uint64_t rng = 99;
+    gsnap_nbr *a = malloc(32768 * sizeof *a), *b = malloc(32768 * sizeof *b);
+    while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+        gsnap_read *rd;
+        if (gsnap_read_begin(r->db, &rd)) { r->bad++; break; }
+        for (int i = 0; i < 20; i++) {
+            uint64_t v = id(i < 4 ? (uint64_t)i : test_rand(&rng) % NODES);
+            int64_t T = (int64_t)(test_rand(&rng) % 60000);
+            size_t na = 0, nb = 0;
+            if (gsnap_neighbors(r->db, rd, v, GSNAP_DIR_IN, T, GSNAP_VERSION_LATEST, a, 32768, &na) ||
+                gsnap_neighbors(r->db, rd, v, GSNAP_DIR_IN, T, GSNAP_VERSION_LATEST, b, 32768, &nb) || na != nb ||
+                (na && memcmp(a, b, (na < 32768 ? na : 32768) * sizeof *a)))
+                r->bad++;
+        }
+        gsnap_read_end(rd);
+        r->views++;
+    }
+    free(a);
+    free(b);
+    return NULL;
+}
+
+/* Commits in this thread while another queries. */
+static void concurrent(void) {
+    g_sparse = 0;
+    char *dir = test_tmpdir("fence-mt");
+    gsnap_db *db;
+    gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
+    OK(gsnap_db_open(dir, &o, &db));
+    uint64_t deg, rng = 5;
+    OK(gsnap_degree(db, NULL, id(0), GSNAP_DIR_IN, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, &deg));
+    struct reader r = {db, 0, 0, 0};
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, reader_main, &r) == 0);
+    for (int b = 0; b < (test_small() ? 8 : 16); b++) batch(db, &rng, 2000, (int64_t)b * 3000);
+    __atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
+    pthread_join(th, NULL);
+    CHECK(r.bad == 0);
+    CHECK(r.views > 0);
+    CHECK(gsnap_fence__built(db) > 0);
+    gsnap_db_close(db);
+    test_rmdir(dir);
+    free(dir);
+}
+
 /* The verification set keeps a key in use while many new keys come. */
 static void verified_lru(void) {
     char *dir = test_tmpdir("fence-lru");
@@ -172,6 +225,7 @@ static void verified_lru(void) {
 
 int main(void) {
     verified_lru();
+    concurrent();
     run(0);
     run(1);
     TEST_DONE();

@@ -318,3 +318,27 @@ int gsnap_fence__has(gsnap_db *db, uint64_t run_id) {
     pthread_mutex_unlock(&t->mu);
     return have;
 }
+
+/* Before a query walks the runs one by one: take the view's references,
+ * load the dense runs' values, and start loading the cache lines the
+ * query's first reads of every run need (the dense index entry, the Bloom
+ * block), so that their misses overlap instead of coming one after the
+ * other (on a store just written by a commit, most of them miss). */
+int gsnap_fence__prefetch(gsnap_db *db, gsnap_read *rd, uint64_t node, uint8_t dir, uint64_t as_of,
+                          size_t *bad_run) {
+    gsnap_fence__view_take(db, rd);
+    for (size_t i = 0; i < rd->nruns; i++) {
+        const gsnap_run *run = &rd->runs[i];
+        if (run->info.min_ver > as_of) continue;
+        if (!(run->info.flags & GSNAP_RUN_DENSE)) {
+            gsnap_bloom__prefetch(&rd->blooms[i * 2 + dir], node);
+            continue;
+        }
+        gsnap_dense_ref *d = &rd->denses[i * 2 + dir];
+        int rc;
+        *bad_run = i;
+        if (!d->loaded && (rc = gsnap_dense__load(db, rd->txn, run->id, dir, d, -1))) return rc;
+        if (d->idx && d->nidx > 1 && node < d->nidx - 1) __builtin_prefetch(d->idx + node * 8);
+    }
+    return 0;
+}

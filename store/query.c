@@ -163,7 +163,8 @@ static int node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir di
     if (!rd->cur && (rc = mdb_cursor_open(rd->txn, db->data_dbi, &rd->cur)))
         return gsnap_store__mdb_err(db, rc, "opening data cursor");
     if (!rd->seg && !(rd->seg = malloc((rd->nruns + 1) * sizeof *rd->seg))) return GSNAP_ENOMEM;
-    gsnap_fence__view_take(db, rd); /* fence indexes and Bloom copies (fence.c) */
+    /* fence indexes, Bloom copies, the cache lines of every run at once (fence.c) */
+    if ((rc = gsnap_fence__prefetch(db, rd, node, (uint8_t)dir, as_of, bad_run))) return rc;
     for (size_t i = 0; i < rd->nruns; i++) {
         const gsnap_run *run = &rd->runs[i];
         *bad_run = i;

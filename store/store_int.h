@@ -448,6 +448,9 @@ typedef struct {
     uint32_t nblocks;
     int loaded;
 } gsnap_bloom_ref;
+/* Start loading the block of `node` (bloom.c): a query prefetches every
+ * run's block before probing any, so that the misses overlap. */
+void gsnap_bloom__prefetch(const gsnap_bloom_ref *b, uint64_t node);
 int gsnap_bloom__may_contain(const gsnap_bloom_ref *b, uint64_t node);
 int gsnap_bloom__load(gsnap_db *db, MDB_txn *txn, uint64_t run_id, uint8_t dir, gsnap_bloom_ref *b);
 int gsnap_bloom__write(gsnap_db *db, MDB_txn *txn, uint64_t run_id, uint8_t dir, const uint64_t *nodes,
@@ -684,7 +687,9 @@ int gsnap_run__seek_from(gsnap_db *db, MDB_cursor *cur, uint64_t run_id, uint8_t
  * builds the indexes of the view's chunked runs that lack one and drops
  * those of runs gone; seek seeks rd->runs[ri] through its index (or as
  * gsnap_run__seek without one); view_take takes a view's references at its
- * first query (and sets its Bloom filters); view_end drops them; close
+ * first query (and sets its Bloom filters); prefetch (each query, first)
+ * takes them, loads the dense values and starts loading the lines the
+ * query reads first in every run; view_end drops the references; close
  * frees the table (gsnap_db_close); built/has for tests. */
 #define GSNAP_FENCE_EVERY 8
 #define GSNAP_FENCE_MAX_RECS ((uint64_t)1 << 24) /* larger runs are not indexed */
@@ -693,6 +698,8 @@ void gsnap_fence__warm(gsnap_db *db, gsnap_read *rd);
 int gsnap_fence__seek(gsnap_db *db, gsnap_read *rd, size_t ri, uint8_t dir, uint64_t node, gsnap_run_reader *rr,
                       int verify);
 void gsnap_fence__view_take(gsnap_db *db, gsnap_read *rd);
+int gsnap_fence__prefetch(gsnap_db *db, gsnap_read *rd, uint64_t node, uint8_t dir, uint64_t as_of,
+                          size_t *bad_run);
 void gsnap_fence__view_end(gsnap_read *rd);
 void gsnap_fence__unref(struct gsnap_fence *f);
 void gsnap_fence__close(gsnap_db *db);

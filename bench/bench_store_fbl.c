@@ -7,6 +7,7 @@
  *   bench_store_fbl --input FILE [--format bin|tsv] [--batch 100000]
  *                   [--queries 50] [--fanouts 10,10]... [--seeds 1024]
  *                   [--batches 40] [--seconds 10] [--compact] [--out FILE]
+ *                   [--lat FILE]
  *
  * graphsnap: both directions, GSNAP_SYNC_FULL, one commit per --batch edges;
  * after every commit --queries in-neighbour queries (v uniform over the
@@ -23,7 +24,10 @@
  * neighbours come out adjacent, the cheapest order for this sampling)
  * bulk-loaded untimed, the CSR on distinct sorted lists.
  * Same seeds (those of bench_sampler) for all three. Results go to stdout and,
- * with --out, to a file.
+ * with --out, to a file. Where the queries' tail is: a table splits them into
+ * the first query after each commit (the view's first) and the others; --lat
+ * writes one line per query (batch, position after the commit, node, T,
+ * answer size, graphsnap and CSR microseconds, live runs).
  */
 #include "graphsnap.h"
 #include <ftw.h>
@@ -130,7 +134,7 @@ static uint64_t fbl_batch(src_t *s, uint32_t *mark, uint32_t *stamp, const uint6
 }
 
 typedef struct {
-    const char *input, *fmt, *out;
+    const char *input, *fmt, *out, *lat;
     size_t batch, queries, nseeds;
     unsigned batches;
     double seconds;
@@ -144,7 +148,7 @@ typedef struct {
 typedef struct { uint64_t v; int64_t T; } query;
 
 static void ingest(gsnap_db *db, const edge *e, size_t m, const opts_t *o, const query *qs, double *lat,
-                   size_t *nlat, double *secs) {
+                   size_t *cnts, uint64_t *runs, size_t *nlat, double *secs) {
     gsnap_nbr *buf = NULL;
     size_t cap = 0, nq = 0;
     double ting = 0;
@@ -156,6 +160,11 @@ static void ingest(gsnap_db *db, const edge *e, size_t m, const opts_t *o, const
         for (; i < end; i++) gchk(gsnap_batch_add(b, e[i].s, e[i].d, e[i].t), "batch_add");
         gchk(gsnap_batch_commit(b, NULL), "commit");
         ting += now() - t0;
+        if (runs) { /* --lat only: the view's run count, untimed */
+            gsnap_db_stat st;
+            gchk(gsnap_db_stats(db, &st), "stats");
+            runs[bi] = st.runs;
+        }
         gsnap_read *rd;
         gchk(gsnap_read_begin(db, &rd), "read_begin");
         for (size_t k = 0; k < o->queries; k++, nq++) {
@@ -167,6 +176,7 @@ static void ingest(gsnap_db *db, const edge *e, size_t m, const opts_t *o, const
                 buf = realloc(buf, (cap = cnt) * sizeof *buf);
             gchk(rc, "neighbors");
             lat[nq] = (now() - q0) * 1e6;
+            cnts[nq] = cnt;
         }
         gsnap_read_end(rd);
     }
@@ -178,6 +188,47 @@ static void ingest(gsnap_db *db, const edge *e, size_t m, const opts_t *o, const
 static double pct(double *v, size_t n, double p) {
     qsort(v, n, sizeof *v, cmp_dbl);
     return n ? v[(size_t)(p * (double)(n - 1))] : 0;
+}
+
+static double pct_copy(const double *v, size_t n, double p) {
+    double *c = xmalloc((n + 1) * sizeof *c);
+    memcpy(c, v, n * sizeof *c);
+    double r = pct(c, n, p);
+    free(c);
+    return r;
+}
+
+/* Where the tail is: each query's position after its batch's commit (0 =
+ * the first query after the commit). Splits the queries into the first one
+ * after each commit and the rest, and gives each group's p50 / p99 and its
+ * share of the queries slower than 10x the CSR's p50. */
+static void by_position(const double *lat, size_t n, size_t per, double cp50) {
+    if (!per || !n) return;
+    double *a = xmalloc(n * sizeof *a), *b = xmalloc(n * sizeof *b);
+    size_t na = 0, nb = 0, slow_a = 0, slow_b = 0;
+    for (size_t i = 0; i < n; i++) {
+        int first = i % per == 0;
+        if (first) a[na++] = lat[i]; else b[nb++] = lat[i];
+        if (lat[i] > 10 * cp50) { if (first) slow_a++; else slow_b++; }
+    }
+    say("\n| queries | n | p50 us | p99 us | max us | slower than 10x csr p50 |\n|---|---:|---:|---:|---:|---:|\n");
+    double a50 = pct(a, na, 0.5), a99 = pct(a, na, 0.99), b50 = pct(b, nb, 0.5), b99 = pct(b, nb, 0.99);
+    say("| first after a commit | %zu | %.2f | %.2f | %.2f | %zu |\n", na, a50, a99, na ? a[na - 1] : 0, slow_a);
+    say("| the others | %zu | %.2f | %.2f | %.2f | %zu |\n", nb, b50, b99, nb ? b[nb - 1] : 0, slow_b);
+    free(a), free(b);
+}
+
+/* --lat FILE: one line per query: batch, position after the commit, node,
+ * T, answer size, graphsnap us, CSR us. */
+static void lat_file(const char *path, const query *qs, const double *lat, const double *clat,
+                     const size_t *cnts, const uint64_t *runs, size_t n, size_t per) {
+    FILE *f = fopen(path, "w");
+    if (!f) die(path, "cannot create");
+    fprintf(f, "batch\tpos\tnode\tT\tcount\tus\tcsr_us\truns\n");
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%zu\t%zu\t%llu\t%lld\t%zu\t%.3f\t%.3f\t%llu\n", i / per, i % per, (unsigned long long)qs[i].v,
+                (long long)qs[i].T, cnts[i], lat[i], clat[i], (unsigned long long)runs[i / per]);
+    fclose(f);
 }
 
 /* ---- FBL runs ---- */
@@ -237,6 +288,7 @@ static void parse(int argc, char **argv, opts_t *o) {
         if (!strcmp(a, "--input")) o->input = v;
         else if (!strcmp(a, "--format")) o->fmt = v;
         else if (!strcmp(a, "--out")) o->out = v;
+        else if (!strcmp(a, "--lat")) o->lat = v;
         else if (!strcmp(a, "--batch")) o->batch = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--queries")) o->queries = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--seeds")) o->nseeds = strtoull(v, NULL, 10);
@@ -285,12 +337,14 @@ static double ingest_phase(const char *gdir, const edge *e, size_t m, uint64_t n
     for (size_t i = 0; i < nq; i++)
         qs[i] = (query){in[below(&rs, nin)], tmin + (int64_t)below(&rs, (uint64_t)(tmax - tmin) + 1)};
     double *lat = xmalloc((nq + 1) * 8), *clat = xmalloc((nq + 1) * 8);
+    size_t *cnts = xmalloc((nq + 1) * sizeof *cnts);
     gsnap_db_options dopt = GSNAP_DB_OPTIONS_INIT;
     gsnap_db *db;
     gchk(gsnap_db_open(gdir, &dopt, &db), "open");
     size_t nlat;
     double secs;
-    ingest(db, e, m, o, qs, lat, &nlat, &secs);
+    uint64_t *runs = o->lat ? xmalloc((m / o->batch + 2) * 8) : NULL;
+    ingest(db, e, m, o, qs, lat, cnts, runs, &nlat, &secs);
     gsnap_db_stat st;
     gchk(gsnap_db_stats(db, &st), "stats");
     gsnap_nbr *cb = xmalloc((m + 1) * sizeof *cb);
@@ -300,6 +354,10 @@ static double ingest_phase(const char *gdir, const edge *e, size_t m, uint64_t n
         (void)c;
         clat[i] = (now() - q0) * 1e6;
     }
+    if (o->lat) lat_file(o->lat, qs, lat, clat, cnts, runs, nlat, o->queries);
+    free(runs);
+    double cp50m = pct_copy(clat, nlat, 0.5);
+    by_position(lat, nlat, o->queries, cp50m);
     double gp50 = pct(lat, nlat, 0.5), gp99 = pct(lat, nlat, 0.99);
     double cp50 = pct(clat, nlat, 0.5), cp99 = pct(clat, nlat, 0.99);
     gsnap_db_close(db);
@@ -309,7 +367,7 @@ static double ingest_phase(const char *gdir, const edge *e, size_t m, uint64_t n
         "| %.0f | %.2f | %llu | %.1f | %zu | %.2f | %.2f | %.2f | %.2f | %.2fx | %.1fx |\n",
         (double)m / secs, secs, (unsigned long long)st.runs, bpe, nlat, gp50, gp99, cp50, cp99, gp50 / cp50,
         gp99 / cp50);
-    free(in), free(qs), free(lat), free(clat), free(cb);
+    free(in), free(qs), free(lat), free(clat), free(cb), free(cnts);
     return bpe;
 }
 

@@ -30,6 +30,10 @@ int gsnap_bloom__may_contain(const gsnap_bloom_ref *b, uint64_t node) {
     return 1;
 }
 
+void gsnap_bloom__prefetch(const gsnap_bloom_ref *b, uint64_t node) {
+    if (b->blocks && b->nblocks) __builtin_prefetch(b->blocks + (size_t)block_of(node_hash(node), b->nblocks) * 64);
+}
+
 /* Build and store the filter of `n` distinct nodes for (run, dir). */
 int gsnap_bloom__write(gsnap_db *db, MDB_txn *txn, uint64_t run_id, uint8_t dir, const uint64_t *nodes,
                        size_t n) {

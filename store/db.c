@@ -316,6 +316,7 @@ void gsnap_db_close(gsnap_db *db) {
     pthread_cond_destroy(&db->gate_cv);
     pthread_mutex_destroy(&db->write_lock);
     pthread_mutex_destroy(&db->lock);
+    gsnap_fence__close(db);
     free(db->path);
     gsnap_store__retire(db);
 }

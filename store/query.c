@@ -163,6 +163,8 @@ static int node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir di
     if (!rd->cur && (rc = mdb_cursor_open(rd->txn, db->data_dbi, &rd->cur)))
         return gsnap_store__mdb_err(db, rc, "opening data cursor");
     if (!rd->seg && !(rd->seg = malloc((rd->nruns + 1) * sizeof *rd->seg))) return GSNAP_ENOMEM;
+    /* fence indexes, Bloom copies, the cache lines of every run at once (fence.c) */
+    if ((rc = gsnap_fence__prefetch(db, rd, node, (uint8_t)dir, as_of, bad_run))) return rc;
     for (size_t i = 0; i < rd->nruns; i++) {
         const gsnap_run *run = &rd->runs[i];
         *bad_run = i;
@@ -192,7 +194,7 @@ static int node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir di
         if (!bl->loaded && (rc = gsnap_bloom__load(db, rd->txn, run->id, (uint8_t)dir, bl))) return rc;
         if (!gsnap_bloom__may_contain(bl, node)) continue;
         gsnap_run_reader rr = {0};
-        if ((rc = gsnap_run__seek(db, rd->cur, run->id, (uint8_t)dir, node, &rr, 2))) return rc;
+        if ((rc = gsnap_fence__seek(db, rd, i, (uint8_t)dir, node, &rr, 2))) return rc;
         if (fast && (rc = gsnap_store__chunk_ids(db, rd, &rr, node, &cnt))) return rc;
         while (!fast && !rr.done) {
             gsnap_rec r;

@@ -196,6 +196,48 @@ int gsnap_run__seek(gsnap_db *db, MDB_cursor *cur, uint64_t run_id, uint8_t dir,
     return cur_rec(db, rr);
 }
 
+/* Seek `node` from a group of a known chunk (fence.c): descend to the chunk
+ * by its exact key, position the decoder at the group's header (byte `off`,
+ * after `before` records; `prev` = the node of the group before it, 0 for
+ * the chunk's first), then as gsnap_run__seek. The chunk is verified as
+ * there (verify); a missing key is corruption of the B-tree. */
+int gsnap_run__seek_from(gsnap_db *db, MDB_cursor *cur, uint64_t run_id, uint8_t dir, const unsigned char *key,
+                         uint32_t off, uint64_t prev, uint32_t before, uint64_t node, gsnap_run_reader *rr,
+                         int verify) {
+    MDB_val k = {GSNAP_DATA_KEY, (void *)key}, v;
+    rr->cur = cur;
+    rr->run_id = run_id;
+    rr->dir = dir;
+    rr->done = 1;
+    rr->verify = verify;
+    rr->recs = NULL;
+    rr->nrec = 0;
+    int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
+    if (rc == MDB_NOTFOUND)
+        return gsnap_store__err(db, GSNAP_ECORRUPT, "run %llu: chunk at node %llu is missing from gs.data",
+                                (unsigned long long)run_id, (unsigned long long)gsnap_get_be64(key + 9));
+    if (rc) return gsnap_store__mdb_err(db, rc, "seeking a run");
+    int in = load_chunk(db, rr, &k, &v);
+    if (in <= 0) return in < 0 ? in : chunk_bad(db, rr, key, "not of its run");
+    if (!rr->compact || off >= (size_t)(rr->cc.end - rr->recs) || before >= rr->nrec)
+        return chunk_bad(db, rr, key, "does not match the fence index");
+    rr->cc.p = rr->recs + off;
+    rr->cc.node = prev;
+    rr->cc.started = before > 0;
+    rr->cc.left = rr->nrec - before;
+    uint64_t lo;
+    int g = gsnap_codec__skip_to(&rr->cc, node, &lo);
+    if (g < 0) return chunk_bad(db, rr, key, rr->cc.why);
+    lo = g == 0 ? rr->nrec : lo + before;
+    rr->done = 0;
+    rr->pos = lo;
+    if (lo == rr->nrec) {
+        rr->pos = rr->nrec - 1;
+        return gsnap_run__reader_next(db, rr);
+    }
+    return cur_rec(db, rr);
+}
+
 /* GSD2 dense run: the next record, moving on to the next node with records. */
 static int dense2_step(gsnap_db *db, gsnap_run_reader *rr) {
     for (;;) {

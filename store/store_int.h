@@ -204,7 +204,7 @@ struct gsnap_db {
     /* Whole values verified once in this process (dense base values, Bloom
      * filters: too big to hash on every read view). Keys (run id << 2 |
      * kind << 1 | dir); run ids are never reused, so an entry stays true.
-     * Guarded by `lock`; reset when full. */
+     * Guarded by `lock`; least recently used first, dropped when full. */
     uint64_t verified[64];
     int nverified;
     /* Chunks verified once in this process (point queries): a direct-mapped
@@ -214,6 +214,7 @@ struct gsnap_db {
     uint64_t chunk_ok[GSNAP_CHUNK_CACHE];
     int queried; /* a point query ran in this process (atomic; warm.c) */
     uint64_t warm_run; /* newest run whose chunks warm.c verified (committing thread) */
+    struct gsnap_fences *fences; /* fence indexes of chunked runs (fence.c; atomic pointer) */
 };
 #define GSNAP_DB_MAGIC 0x67736462u
 #define GSNAP_DB_DEAD 0x64656164u  /* a closed handle (debug builds keep a few) */
@@ -447,6 +448,9 @@ typedef struct {
     uint32_t nblocks;
     int loaded;
 } gsnap_bloom_ref;
+/* Start loading the block of `node` (bloom.c): a query prefetches every
+ * run's block before probing any, so that the misses overlap. */
+void gsnap_bloom__prefetch(const gsnap_bloom_ref *b, uint64_t node);
 int gsnap_bloom__may_contain(const gsnap_bloom_ref *b, uint64_t node);
 int gsnap_bloom__load(gsnap_db *db, MDB_txn *txn, uint64_t run_id, uint8_t dir, gsnap_bloom_ref *b);
 int gsnap_bloom__write(gsnap_db *db, MDB_txn *txn, uint64_t run_id, uint8_t dir, const uint64_t *nodes,
@@ -469,6 +473,8 @@ struct gsnap_read {
     size_t *seg;            /* start of each run's records in scratch, nruns + 1 */
     uint64_t *ids, *ids_tmp; /* distinct ids per run and their merge (distinct.c) */
     size_t ids_cap, ids_tmp_cap;
+    struct gsnap_fence **fence; /* [run index]: its fence index or NULL (fence.c) */
+    int fence_taken;            /* fence[] looked up (at the view's first query) */
 };
 
 /* vlog.c: the per-version log (gs.vlog), written in the commit txn */
@@ -671,6 +677,34 @@ int gsnap_dense__close_dir(gsnap_run_writer *w);
 /* Seek with an existing cursor; see runs.c. */
 int gsnap_run__seek(gsnap_db *db, MDB_cursor *cur, uint64_t run_id, uint8_t dir,
                     uint64_t node, gsnap_run_reader *rr, int verify);
+
+/* Seek from a group of a known chunk (fence.c's index); see runs.c. */
+int gsnap_run__seek_from(gsnap_db *db, MDB_cursor *cur, uint64_t run_id, uint8_t dir, const unsigned char *key,
+                         uint32_t off, uint64_t prev, uint32_t before, uint64_t node, gsnap_run_reader *rr,
+                         int verify);
+
+/* fence.c: in-memory fence indexes of chunked runs (see the file). warm
+ * builds the indexes of the view's chunked runs that lack one and drops
+ * those of runs gone; seek seeks rd->runs[ri] through its index (or as
+ * gsnap_run__seek without one); view_take takes a view's references at its
+ * first query (and sets its Bloom filters); prefetch (each query, first)
+ * takes them, loads the dense values and starts loading the lines the
+ * query reads first in every run; view_end drops the references; close
+ * frees the table (gsnap_db_close); built/has for tests. */
+#define GSNAP_FENCE_EVERY 8
+#define GSNAP_FENCE_MAX_RECS ((uint64_t)1 << 24) /* larger runs are not indexed */
+struct gsnap_fence;
+void gsnap_fence__warm(gsnap_db *db, gsnap_read *rd);
+int gsnap_fence__seek(gsnap_db *db, gsnap_read *rd, size_t ri, uint8_t dir, uint64_t node, gsnap_run_reader *rr,
+                      int verify);
+void gsnap_fence__view_take(gsnap_db *db, gsnap_read *rd);
+int gsnap_fence__prefetch(gsnap_db *db, gsnap_read *rd, uint64_t node, uint8_t dir, uint64_t as_of,
+                          size_t *bad_run);
+void gsnap_fence__view_end(gsnap_read *rd);
+void gsnap_fence__unref(struct gsnap_fence *f);
+void gsnap_fence__close(gsnap_db *db);
+uint64_t gsnap_fence__built(gsnap_db *db);
+int gsnap_fence__has(gsnap_db *db, uint64_t run_id);
 
 /* Merge runs `ids` (their catalog entries in `infos`) into a new run at
  * `level`, delete the inputs; in write txn. */

@@ -90,17 +90,30 @@ int gsnap_store__get(gsnap_db *db, MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_
 
 /* ---- verification cache -------------------------------------------------- */
 
+/* The set is kept in order of last use (the most recent last): a hit moves
+ * its key to the end, and a full set drops its first, least recently used
+ * key. The values every view reads (the dense base) thus stay verified
+ * while new runs keep coming; a set that was emptied when full had them
+ * hashed again (milliseconds) every few dozen runs. */
 int gsnap_store__verified(gsnap_db *db, uint64_t key) {
     int hit = 0;
     pthread_mutex_lock(&db->lock);
-    for (int i = 0; i < db->nverified && !hit; i++) hit = db->verified[i] == key;
+    for (int i = db->nverified - 1; i >= 0 && !hit; i--)
+        if (db->verified[i] == key) {
+            memmove(db->verified + i, db->verified + i + 1, (size_t)(db->nverified - 1 - i) * sizeof *db->verified);
+            db->verified[db->nverified - 1] = key;
+            hit = 1;
+        }
     pthread_mutex_unlock(&db->lock);
     return hit;
 }
 
 void gsnap_store__set_verified(gsnap_db *db, uint64_t key) {
     pthread_mutex_lock(&db->lock);
-    if (db->nverified == (int)(sizeof db->verified / sizeof db->verified[0])) db->nverified = 0;
+    if (db->nverified == (int)(sizeof db->verified / sizeof db->verified[0])) {
+        memmove(db->verified, db->verified + 1, (size_t)(db->nverified - 1) * sizeof *db->verified);
+        db->nverified--;
+    }
     db->verified[db->nverified++] = key;
     pthread_mutex_unlock(&db->lock);
 }
@@ -263,6 +276,7 @@ void gsnap_read_end(gsnap_read *rd) {
     if (!rd) return;
     gsnap_db *db = rd->db;
     if (rd->cur) mdb_cursor_close(rd->cur);
+    gsnap_fence__view_end(rd);
     if (rd->txn) {
         mdb_txn_reset(rd->txn);
         pthread_mutex_lock(&db->lock);

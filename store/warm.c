@@ -50,6 +50,7 @@ void gsnap_store__warm(gsnap_db *db) {
             }
         }
     }
+    gsnap_fence__warm(db, rd); /* the chunked runs' fence indexes (fence.c) */
     /* batches may commit from several threads: warm_run is a hint (a run
      * verified twice costs time, not correctness), kept with atomic access */
     if (rd->nruns && rd->runs[rd->nruns - 1].id > warm)

@@ -27,7 +27,8 @@ uint64_t gsnap_adv__enter_bound(const struct gsnap_rec_hdr *hd, uint32_t c) {
 
 /* The bounds of hop h's stored lists by node, UINT64_MAX where none (no
  * list, not full, or not safe); *thr = NULL when the node ids are too
- * sparse for an array. */
+ * sparse for an array or the array cannot be allocated: the filter only
+ * saves work, so the advance goes on without it rather than failing. */
 int gsnap_adv__thr_load(adv *a, unsigned h, uint64_t **thr, uint64_t *nthr) {
     uint64_t bound = 0;
     unsigned char kb[12];
@@ -37,7 +38,7 @@ int gsnap_adv__thr_load(adv *a, unsigned h, uint64_t **thr, uint64_t *nthr) {
     *nthr = 0;
     if (gsnap_store__node_bound(a->db, a->rd, &bound) || bound > 16 * a->cat.nodes + (1u << 20)) return 0;
     uint64_t *t = malloc((bound ? bound : 1) * sizeof *t);
-    if (!t) return GSNAP_ENOMEM;
+    if (!t) return 0;
     memset(t, 0xff, (bound ? bound : 1) * sizeof *t);
     if ((rc = mdb_cursor_open(a->rt, a->dbi, &cur))) {
         free(t);

@@ -36,6 +36,11 @@
 #define SLOTS_PER_WORKER 3
 /* A round without a refresh boundary (period 0) ends after this many batches. */
 #define ROUND_MAX (1u << 30)
+/* Live entries per claim of a round's sweep: at most SWEEP_CHUNK (a few
+ * hundred microseconds of redraws), at least 4 claims per thread when the
+ * list is long enough, so that the threads share it evenly. */
+#define SWEEP_CHUNK 1024
+#define SWEEP_CHUNK_MIN 64
 
 struct gsnap_samp__slot {
     void *buf;
@@ -129,49 +134,6 @@ static int ensure_contexts(gsnap_sampler *s) {
     return 0;
 }
 
-/* d = a - b over the counts a batch changes. */
-static void stats_delta(gsnap_sampler_stats *d, const gsnap_sampler_stats *a,
-                        const gsnap_sampler_stats *b) {
-    memset(d, 0, sizeof *d);
-    d->edges = a->edges - b->edges;
-    d->seeds = a->seeds - b->seeds;
-    d->t_sample = a->t_sample - b->t_sample;
-    d->t_pack = a->t_pack - b->t_pack;
-    d->refreshed_entries = a->refreshed_entries - b->refreshed_entries; /* lazy redraws */
-    d->replaced_ids = a->replaced_ids - b->replaced_ids;
-    for (unsigned i = 0; i < GSNAP_MAX_LAYERS; i++) {
-        const gsnap_layer_stats *x = &a->layer[i], *y = &b->layer[i];
-        gsnap_layer_stats *z = &d->layer[i];
-        z->hits = x->hits - y->hits;
-        z->misses = x->misses - y->misses;
-        z->stale_hits = x->stale_hits - y->stale_hits;
-        z->refreshed = x->refreshed - y->refreshed;
-        z->edges = x->edges - y->edges;
-        z->bytes_read = x->bytes_read - y->bytes_read;
-        z->seconds = x->seconds - y->seconds;
-    }
-}
-
-static void stats_add(gsnap_sampler_stats *a, const gsnap_sampler_stats *d) {
-    a->edges += d->edges;
-    a->seeds += d->seeds;
-    a->t_sample += d->t_sample;
-    a->t_pack += d->t_pack;
-    a->refreshed_entries += d->refreshed_entries;
-    a->replaced_ids += d->replaced_ids;
-    for (unsigned i = 0; i < GSNAP_MAX_LAYERS; i++) {
-        gsnap_layer_stats *x = &a->layer[i];
-        const gsnap_layer_stats *y = &d->layer[i];
-        x->hits += y->hits;
-        x->misses += y->misses;
-        x->stale_hits += y->stale_hits;
-        x->refreshed += y->refreshed;
-        x->edges += y->edges;
-        x->bytes_read += y->bytes_read;
-        x->seconds += y->seconds;
-    }
-}
-
 /* The pool: o.workers threads (o.workers - 1 started once, kept until close,
  * and the caller's), each on its own shadow context (shadow[t]; the caller's
  * is the last). A round is batches b .. b+m-1, claimed in order under mu;
@@ -195,12 +157,74 @@ struct gsnap_samp__pool {
     int stop;       /* close: the threads return */
     unsigned nth;   /* threads started */
     pthread_t th[GSNAP_SAMP_MAX_WORKERS];
+    /* the round's sweep (lazy_sweep.c): chunks of sw_chunk live entries,
+     * claimed before any batch of the round, which waits for all of them */
+    size_t sw_next, sw_n, sw_chunk;
+    unsigned sw_busy; /* chunks being swept */
+    unsigned sw_on; /* its caches (gsnap_samp__sweep_plan) */
+    uint64_t sw_red, sw_rep; /* its redraws so far (added to s->st by the caller) */
     struct pool_buf { void *buf; size_t cap; } *fl; /* per context: nslot + 1 */
     unsigned nfl[GSNAP_SAMP_MAX_WORKERS];
 };
 
+static int sweep_claimable(const struct gsnap_samp__pool *p) { return p->sw_next < p->sw_n; }
+
+/* Chunks of cache i in the round's sweep. */
+static size_t sweep_chunks(const struct gsnap_samp__pool *p, unsigned i) {
+    size_t n = p->s->im->hot[i].nlive;
+    return (p->sw_on >> i & 1) ? (n + p->sw_chunk - 1) / p->sw_chunk : 0;
+}
+
+/* Chunk k of the round's sweep: cache *ci, live entries [*lo, *hi). */
+static void sweep_chunk(const struct gsnap_samp__pool *p, size_t k, unsigned *ci, size_t *lo,
+                        size_t *hi) {
+    for (unsigned i = 0; i < p->s->im->ncache; i++) {
+        size_t n = sweep_chunks(p, i);
+        if (k < n) {
+            *ci = i;
+            *lo = k * p->sw_chunk;
+            *hi = *lo + p->sw_chunk;
+            return;
+        }
+        k -= n;
+    }
+    *ci = 0;
+    *lo = *hi = 0;
+}
+
+/* Claim and sweep one chunk on context t; mu held on entry and on return.
+ * Best effort: an entry a failed sweep left behind is advanced by the batch
+ * that serves it, which reports the error. */
+static void sweep_one(struct gsnap_samp__pool *p, unsigned t) {
+    gsnap_sampler *ctx = p->s->shadow[t];
+    size_t k = p->sw_next++, lo, hi;
+    unsigned ci;
+    uint64_t red = 0, rep = 0;
+    p->busy++;
+    p->sw_busy++;
+    pthread_mutex_unlock(&p->mu);
+    sweep_chunk(p, k, &ci, &lo, &hi);
+    (void)gsnap_samp__lazy_sweep(p->s->im, ci, lo, hi, &ctx->sc, &red, &rep);
+    pthread_mutex_lock(&p->mu);
+    p->sw_red += red;
+    p->sw_rep += rep;
+    p->busy--;
+    if (--p->sw_busy == 0 && !sweep_claimable(p)) { /* swept: the batches may start */
+        pthread_cond_broadcast(&p->work);
+        pthread_cond_signal(&p->done);
+    }
+}
+
+/* The caller: the sweep's counts into s->st; mu held. */
+static void sweep_count(struct gsnap_samp__pool *p) {
+    p->s->st.refreshed_entries += p->sw_red;
+    p->s->st.replaced_ids += p->sw_rep;
+    p->sw_red = p->sw_rep = 0;
+}
+
 static int claimable(const struct gsnap_samp__pool *p) {
-    return p->next < p->m && p->next < p->freed + p->s->nslot;
+    return !sweep_claimable(p) && !p->sw_busy && p->next < p->m &&
+           p->next < p->freed + p->s->nslot;
 }
 
 /* Batch p->b + i on context t into slot i % nslot (claimed: no one else
@@ -219,7 +243,7 @@ static void produce_one(struct gsnap_samp__pool *p, unsigned t, unsigned i) {
         rc = gsnap_samp__produce(ctx, ctx->rseeds, n);
         ctx->src->end(ctx->src);
     }
-    stats_delta(&sl->st, &ctx->st, &before);
+    gsnap_samp__stats_delta(&sl->st, &ctx->st, &before);
     ctx->st = before; /* counted when the batch is returned */
     sl->rc = rc;
     sl->buf = ctx->buf; /* the buffer goes to the slot */
@@ -271,9 +295,11 @@ static void *pool_thread(void *arg) {
     free(arg);
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (!p->stop && !claimable(p)) pthread_cond_wait(&p->work, &p->mu);
+        while (!p->stop && !sweep_claimable(p) && !claimable(p))
+            pthread_cond_wait(&p->work, &p->mu);
         if (p->stop) break;
-        claim_one(p, t);
+        if (sweep_claimable(p)) sweep_one(p, t);
+        else claim_one(p, t);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
@@ -284,7 +310,9 @@ static void *pool_thread(void *arg) {
 static void pool_quiesce(struct gsnap_samp__pool *p) {
     pthread_mutex_lock(&p->mu);
     if (p->next < p->m) p->m = p->next;
+    p->sw_n = p->sw_next;
     while (p->busy) pthread_cond_wait(&p->done, &p->mu);
+    sweep_count(p);
     pthread_mutex_unlock(&p->mu);
 }
 
@@ -352,9 +380,11 @@ static void wait_slot(gsnap_sampler *s, unsigned i) {
     pthread_cond_broadcast(&p->work); /* room for more */
     struct gsnap_samp__slot *sl = &s->slot[i % s->nslot];
     while (!(sl->ready && sl->idx == i)) {
-        if (claimable(p)) claim_one(p, s->nshadow - 1);
+        if (sweep_claimable(p)) sweep_one(p, s->nshadow - 1);
+        else if (claimable(p)) claim_one(p, s->nshadow - 1);
         else pthread_cond_wait(&p->done, &p->mu);
     }
+    sweep_count(p);
     pthread_mutex_unlock(&p->mu);
 }
 
@@ -363,7 +393,7 @@ static int take_slot(gsnap_sampler *s, unsigned i, const void **buf, size_t *len
     wait_slot(s, i);
     struct gsnap_samp__slot *sl = &s->slot[i % s->nslot];
     if (sl->rc) return sl->rc;
-    stats_add(&s->st, &sl->st);
+    gsnap_samp__stats_add(&s->st, &sl->st);
     *buf = sl->buf;
     *len = sl->len;
     return 0;
@@ -383,6 +413,15 @@ static void round_start(gsnap_sampler *s, size_t nseeds, unsigned m) {
     p->nseeds = nseeds;
     p->m = m;
     p->next = p->freed = 0;
+    p->sw_next = p->sw_n = 0;
+    p->sw_on = gsnap_samp__sweep_plan(s); /* the generation's redraws first, shared */
+    size_t live = 0;
+    for (unsigned i = 0; p->sw_on && i < s->im->ncache; i++)
+        if (p->sw_on >> i & 1) live += s->im->hot[i].nlive;
+    p->sw_chunk = live / (4 * (size_t)s->nshadow);
+    if (p->sw_chunk > SWEEP_CHUNK) p->sw_chunk = SWEEP_CHUNK;
+    if (p->sw_chunk < SWEEP_CHUNK_MIN) p->sw_chunk = SWEEP_CHUNK_MIN;
+    for (unsigned i = 0; p->sw_on && i < s->im->ncache; i++) p->sw_n += sweep_chunks(p, i);
     pthread_cond_broadcast(&p->work);
     pthread_mutex_unlock(&p->mu);
 }
@@ -401,7 +440,10 @@ int gsnap_samp__next_parallel(gsnap_sampler *s, size_t nseeds, const void **buf,
     }
     if ((rc = ensure_contexts(s))) return rc;
     if (!s->pool && (rc = pool_start(s))) return rc;
-    if ((rc = gsnap_sampler__before_batch(s))) return rc; /* refresh swap, read view */
+    s->lz_defer = 1; /* the round's threads share its sweep */
+    rc = gsnap_sampler__before_batch(s); /* refresh swap, read view */
+    s->lz_defer = 0;
+    if (rc) return rc;
     /* the workers read through views of their own: this thread must not hold
      * one while it waits for them, or a map growth pending meanwhile (which
      * waits for every view) holds their views back (store/mapgate.c, I4) */

@@ -119,7 +119,6 @@ void gsnap_samp__sweep_serial(gsnap_sampler *s) {
     if (!on) return;
     gsnap_samp__image *im = s->im;
     uint64_t red = 0, rep = 0;
-    double t0 = gsnap_now();
     /* best effort: an entry left behind (out of memory) is advanced by the
      * batch that serves it, which reports the error */
     for (unsigned i = 0; i < im->ncache; i++)
@@ -127,5 +126,4 @@ void gsnap_samp__sweep_serial(gsnap_sampler *s) {
             break;
     s->st.refreshed_entries += red;
     s->st.replaced_ids += rep;
-    s->st.t_refresh += gsnap_now() - t0;
 }

@@ -39,7 +39,7 @@
 /* Live entries per claim of a round's sweep: at most SWEEP_CHUNK (a few
  * hundred microseconds of redraws), at least 4 claims per thread when the
  * list is long enough, so that the threads share it evenly. */
-#define SWEEP_CHUNK 1024
+#define SWEEP_CHUNK 512
 #define SWEEP_CHUNK_MIN 64
 
 struct gsnap_samp__slot {

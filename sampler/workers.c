@@ -36,11 +36,11 @@
 #define SLOTS_PER_WORKER 3
 /* A round without a refresh boundary (period 0) ends after this many batches. */
 #define ROUND_MAX (1u << 30)
-/* Live entries per claim of a round's sweep: at most SWEEP_CHUNK (a few
- * hundred microseconds of redraws), at least 4 claims per thread when the
- * list is long enough, so that the threads share it evenly. */
+/* Live entries per claim of a round's sweep: what is left over twice the
+ * threads (guided: the last claims are short, so the threads finish the
+ * sweep together), between SWEEP_CHUNK_MIN and SWEEP_CHUNK (~100 us). */
 #define SWEEP_CHUNK 512
-#define SWEEP_CHUNK_MIN 64
+#define SWEEP_CHUNK_MIN 32
 
 struct gsnap_samp__slot {
     void *buf;
@@ -157,39 +157,44 @@ struct gsnap_samp__pool {
     int stop;       /* close: the threads return */
     unsigned nth;   /* threads started */
     pthread_t th[GSNAP_SAMP_MAX_WORKERS];
-    /* the round's sweep (lazy_sweep.c): chunks of sw_chunk live entries,
-     * claimed before any batch of the round, which waits for all of them */
-    size_t sw_next, sw_n, sw_chunk;
-    unsigned sw_busy; /* chunks being swept */
-    unsigned sw_on; /* its caches (gsnap_samp__sweep_plan) */
+    /* the round's sweep (lazy_sweep.c): its caches (gsnap_samp__sweep_plan)'s
+     * live entries, claimed in chunks from (cache sw_ci, entry sw_pos) on
+     * before any batch of the round; sw_left of them are not claimed yet.
+     * A batch does not wait for the chunks being swept (a thread may be
+     * descheduled in one): an entry not reached yet is advanced by the batch. */
+    unsigned sw_on, sw_ci;
+    size_t sw_pos, sw_left;
     uint64_t sw_red, sw_rep; /* its redraws so far (added to s->st by the caller) */
     struct pool_buf { void *buf; size_t cap; } *fl; /* per context: nslot + 1 */
     unsigned nfl[GSNAP_SAMP_MAX_WORKERS];
 };
 
-static int sweep_claimable(const struct gsnap_samp__pool *p) { return p->sw_next < p->sw_n; }
+static int sweep_claimable(const struct gsnap_samp__pool *p) { return p->sw_left > 0; }
 
-/* Chunks of cache i in the round's sweep. */
-static size_t sweep_chunks(const struct gsnap_samp__pool *p, unsigned i) {
-    size_t n = p->s->im->hot[i].nlive;
-    return (p->sw_on >> i & 1) ? (n + p->sw_chunk - 1) / p->sw_chunk : 0;
-}
-
-/* Chunk k of the round's sweep: cache *ci, live entries [*lo, *hi). */
-static void sweep_chunk(const struct gsnap_samp__pool *p, size_t k, unsigned *ci, size_t *lo,
-                        size_t *hi) {
-    for (unsigned i = 0; i < p->s->im->ncache; i++) {
-        size_t n = sweep_chunks(p, i);
-        if (k < n) {
-            *ci = i;
-            *lo = k * p->sw_chunk;
-            *hi = *lo + p->sw_chunk;
-            return;
-        }
-        k -= n;
+/* Claim the next chunk: cache *ci, live entries [*lo, *hi). mu held. */
+static void sweep_claim(struct gsnap_samp__pool *p, unsigned *ci, size_t *lo, size_t *hi) {
+    const gsnap_samp__image *im = p->s->im;
+    while (p->sw_ci < im->ncache &&
+           (!(p->sw_on >> p->sw_ci & 1) || p->sw_pos >= im->hot[p->sw_ci].nlive)) {
+        p->sw_ci++;
+        p->sw_pos = 0;
     }
-    *ci = 0;
-    *lo = *hi = 0;
+    if (p->sw_ci >= im->ncache) { /* (not reached: sw_left counts what is left) */
+        p->sw_left = 0;
+        *ci = 0;
+        *lo = *hi = 0;
+        return;
+    }
+    size_t n = p->sw_left / (2 * (size_t)p->s->nshadow);
+    size_t rest = im->hot[p->sw_ci].nlive - p->sw_pos;
+    if (n > SWEEP_CHUNK) n = SWEEP_CHUNK;
+    if (n < SWEEP_CHUNK_MIN) n = SWEEP_CHUNK_MIN;
+    if (n > rest) n = rest;
+    *ci = p->sw_ci;
+    *lo = p->sw_pos;
+    *hi = p->sw_pos + n;
+    p->sw_pos += n;
+    p->sw_left -= n;
 }
 
 /* Claim and sweep one chunk on context t; mu held on entry and on return.
@@ -197,22 +202,17 @@ static void sweep_chunk(const struct gsnap_samp__pool *p, size_t k, unsigned *ci
  * that serves it, which reports the error. */
 static void sweep_one(struct gsnap_samp__pool *p, unsigned t) {
     gsnap_sampler *ctx = p->s->shadow[t];
-    size_t k = p->sw_next++, lo, hi;
+    size_t lo, hi;
     unsigned ci;
     uint64_t red = 0, rep = 0;
+    sweep_claim(p, &ci, &lo, &hi);
     p->busy++;
-    p->sw_busy++;
     pthread_mutex_unlock(&p->mu);
-    sweep_chunk(p, k, &ci, &lo, &hi);
     (void)gsnap_samp__lazy_sweep(p->s->im, ci, lo, hi, &ctx->sc, &red, &rep);
     pthread_mutex_lock(&p->mu);
     p->sw_red += red;
     p->sw_rep += rep;
-    p->busy--;
-    if (--p->sw_busy == 0 && !sweep_claimable(p)) { /* swept: the batches may start */
-        pthread_cond_broadcast(&p->work);
-        pthread_cond_signal(&p->done);
-    }
+    if (--p->busy == 0) pthread_cond_signal(&p->done); /* pool_quiesce may wait */
 }
 
 /* The caller: the sweep's counts into s->st; mu held. */
@@ -223,8 +223,7 @@ static void sweep_count(struct gsnap_samp__pool *p) {
 }
 
 static int claimable(const struct gsnap_samp__pool *p) {
-    return !sweep_claimable(p) && !p->sw_busy && p->next < p->m &&
-           p->next < p->freed + p->s->nslot;
+    return !sweep_claimable(p) && p->next < p->m && p->next < p->freed + p->s->nslot;
 }
 
 /* Batch p->b + i on context t into slot i % nslot (claimed: no one else
@@ -310,7 +309,7 @@ static void *pool_thread(void *arg) {
 static void pool_quiesce(struct gsnap_samp__pool *p) {
     pthread_mutex_lock(&p->mu);
     if (p->next < p->m) p->m = p->next;
-    p->sw_n = p->sw_next;
+    p->sw_left = 0;
     while (p->busy) pthread_cond_wait(&p->done, &p->mu);
     sweep_count(p);
     pthread_mutex_unlock(&p->mu);
@@ -413,15 +412,11 @@ static void round_start(gsnap_sampler *s, size_t nseeds, unsigned m) {
     p->nseeds = nseeds;
     p->m = m;
     p->next = p->freed = 0;
-    p->sw_next = p->sw_n = 0;
     p->sw_on = gsnap_samp__sweep_plan(s); /* the generation's redraws first, shared */
-    size_t live = 0;
+    p->sw_ci = 0;
+    p->sw_pos = p->sw_left = 0;
     for (unsigned i = 0; p->sw_on && i < s->im->ncache; i++)
-        if (p->sw_on >> i & 1) live += s->im->hot[i].nlive;
-    p->sw_chunk = live / (4 * (size_t)s->nshadow);
-    if (p->sw_chunk > SWEEP_CHUNK) p->sw_chunk = SWEEP_CHUNK;
-    if (p->sw_chunk < SWEEP_CHUNK_MIN) p->sw_chunk = SWEEP_CHUNK_MIN;
-    for (unsigned i = 0; p->sw_on && i < s->im->ncache; i++) p->sw_n += sweep_chunks(p, i);
+        if (p->sw_on >> i & 1) p->sw_left += s->im->hot[i].nlive;
     pthread_cond_broadcast(&p->work);
     pthread_mutex_unlock(&p->mu);
 }

@@ -14,7 +14,9 @@
  * without a period, until something drops them) are produced by a pool of
  * W - 1 threads started at the first call and kept until close, and by the
  * caller's thread while it waits, each taking the next batch number under
- * the pool's lock. Batch b+j goes to slot j mod 3W: at most 3W - 1 batches
+ * the pool's lock (first, when the round starts a generation whose lazy
+ * redraws are swept, lazy_sweep.c: chunks of the live entries, shared the
+ * same way). Batch b+j goes to slot j mod 3W: at most 3W - 1 batches
  * are made ahead of the one the caller holds, so a thread's buffers (each
  * goes back to the context that wrote it) stay in its core's cache. A
  * batch's buffer, result and statistics go to its slot (the context's

@@ -865,7 +865,8 @@ typedef struct {
     uint64_t refreshes;        /* refreshes completed (each one generation) */
     uint64_t refreshed_entries;/* entries rewritten by refreshes (lazy FCR / FSCR: entries
                                   brought to the current generation by the batches that
-                                  served them, see gsnap_sampler_refresh) */
+                                  served them, or all at once at a generation's first
+                                  batch, see gsnap_sampler_refresh) */
     uint64_t replaced_ids;     /* cached ids replaced by partial refreshes (FCR
                                   rebuilds whole entries and does not count them) */
     uint64_t stale_marked;     /* entries marked stale by edge arrivals */
@@ -942,7 +943,9 @@ int gsnap_sampler_random_seeds(gsnap_sampler *s, uint64_t batch, size_t n, uint6
  *  snapshot in frozen mode (max_staleness < 0), with the fixed policy and
  *  core_min 0, FCR and FSCR (-SC) refresh lazily: this call (and _async, then done at once) only moves the
  *  generation, O(1), and each entry is brought to it by the first batch that
- *  serves it, with the same result as the eager refresh (docs/sampler.md). */
+ *  serves it (or, for a cache whose batches touch most of its changing
+ *  entries, all of them at the generation's first batch, shared by the
+ *  workers), with the same result as the eager refresh (docs/sampler.md). */
 int gsnap_sampler_refresh(gsnap_sampler *s);
 
 /** Start the same refresh on a background thread over a copy of the cache;

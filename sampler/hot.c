@@ -16,7 +16,10 @@
 void gsnap_samp__hot_free(gsnap_samp__image *im) {
     for (unsigned i = 0; i <= GSNAP_MAX_LAYERS; i++) {
         free(im->hot[i].slot);
+        free(im->hot[i].live);
         im->hot[i].slot = NULL;
+        im->hot[i].live = NULL;
+        im->hot[i].nlive = 0;
         im->hot[i].stride = 0;
     }
     im->hot_ok = 0;
@@ -57,7 +60,12 @@ int gsnap_samp__hot_build(gsnap_samp__image *im) {
             uint32_t *sl = h->slot + v * h->stride;
             if (im->lazy && gsnap_samp__lazy_all(im, sl, c->cap, v)) sl[1] = GSNAP_SAMP_LZ_ALL;
         }
+        if (im->lazy && gsnap_samp__lazy_live(im, i)) {
+            gsnap_samp__hot_free(im);
+            return GSNAP_ENOMEM;
+        }
     }
+    im->lz_swept = im->lz_base; /* the views show the entries at lz_base */
     im->hot_ok = 1;
     return 0;
 }

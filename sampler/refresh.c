@@ -360,6 +360,9 @@ int gsnap_sampler__before_batch(gsnap_sampler *s) {
     }
     if ((rc = gsnap_samp__shared_sync(s, 0))) return rc; /* map or publish a new generation */
     if ((rc = gsnap_samp__hot_build(s->im))) return rc;
+    /* lazy_sweep.c: the generation's redraws now, on this thread (with workers:
+     * the round's threads share them, workers.c) */
+    if (!s->lz_defer) gsnap_samp__sweep_serial(s);
     rc = s->src->begin(s->src, s->o.max_staleness >= 0 ? s->o.at_t : s->rp.at_t, s->version);
     if (rc == 0 && due) rc = gsnap_samp__core_update(s); /* core_dyn.c: run-time core */
     return rc;

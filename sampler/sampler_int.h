@@ -162,6 +162,10 @@ typedef struct {
     uint32_t *ovix;
     uint32_t *ovrec;
     size_t ovn, ovcap; /* records used, allocated */
+    /* lazy images (lazy_sweep.c): the nodes whose entries change from one
+     * generation to the next (cached, not stamped ALL), ascending */
+    uint32_t *live;
+    size_t nlive;
 } gsnap_samp__hotc;
 
 /* The serving slot of node v (< nnodes): the overlay's record if it has one. */
@@ -190,6 +194,8 @@ struct gsnap_samp__image {
     const uint32_t *lz_adj;
     uint64_t lz_base;     /* with lz: the generation the u64 entries show (the serving
                              views are ahead of them, entry by entry) */
+    uint64_t lz_swept;    /* lazy_sweep.c: every live entry is at this generation or
+                             later (a sweep brought them there) */
     void *map;        /* shared.c: the arrays lie in this published image, mapped
                          MAP_PRIVATE (writes are copied into the process's pages) */
     size_t map_len;
@@ -303,6 +309,24 @@ uint64_t gsnap_samp__lazy_checksum(const gsnap_samp__image *im);
  * out (cap ids): its count, GSNAP_SAMP_UNCACHED, or -1 (out of memory). */
 long gsnap_samp__entry_now(const gsnap_samp__image *im, unsigned ci, uint64_t v,
                            uint64_t *out);
+
+/* lazy_sweep.c: a generation's redraws up front ------------------------------ */
+/* hot[ci].live of a lazy image: its cached nodes not stamped ALL, ascending. */
+int gsnap_samp__lazy_live(gsnap_samp__image *im, unsigned ci);
+/* Bring the entries of hot[ci].live[lo .. hi) to the image's generation
+ * (gsnap_samp__lazy_touch each, in order; thread-safe as it is); *redrawn
+ * counts those that were behind. */
+int gsnap_samp__lazy_sweep(gsnap_samp__image *im, unsigned ci, size_t lo, size_t hi,
+                           gsnap_samp__scratch *sc, uint64_t *redrawn, uint64_t *replaced);
+
+/* At the first batch of a generation of a lazy image (once per generation,
+ * on the caller's thread): the caches whose live entries are to be swept
+ * now (bit i: cache i; 0: none), as the probes decide (lazy_sweep.c). */
+unsigned gsnap_samp__sweep_plan(gsnap_sampler *s);
+/* A due sweep of s->im on the caller's thread (before a batch). */
+void gsnap_samp__sweep_serial(gsnap_sampler *s);
+/* tests / benchmarks: -1 = the policy decides (default), 0 = never sweep, 1 = always */
+extern int gsnap_samp__sweep_mode;
 
 /* hot.c: the serving view of an image -------------------------------------- */
 /* Bring im's serving view in step with its entries (O(nnodes * cap) when it
@@ -482,6 +506,14 @@ struct gsnap_sampler {
     unsigned ahead_n, ahead_next; /* slot[ahead_next..ahead_n): batches s->batch.. (made or being made) */
     struct gsnap_samp__pool *pool; /* the worker threads (workers.c), NULL until used */
     size_t ahead_nseeds;          /* their seed count */
+    int lz_defer; /* workers.c: the batch starts a round, whose threads do its sweep */
+    struct { /* lazy_sweep.c: which caches are swept (from a probe generation) */
+        uint64_t probe_gen;     /* the generation measured (its batches redraw lazily), or 0 */
+        uint64_t probe_batches; /* st.batches when it began */
+        uint64_t mark[GSNAP_MAX_LAYERS]; /* st.layer[].refreshed when it began */
+        uint64_t last;          /* the last generation measured in full, or 0 */
+        unsigned on;            /* caches to sweep (bit i: cache i), from that one */
+    } sw;
     struct gsnap_samp__adapt *ad; /* adaptive refresh / run-time core (policy.c), or NULL */
     struct gsnap_samp__shared *shm; /* shared host tier (shared.c), NULL = off */
 };
@@ -494,6 +526,10 @@ int gsnap_samp__produce(gsnap_sampler *s, const uint64_t *seeds, size_t nseeds);
 /* Can batches be produced ahead on o.workers threads? (frozen, no snapshot,
  * no features / labels, not PSCR: nothing a batch does changes the next.) */
 int gsnap_samp__workers_usable(const gsnap_sampler *s);
+/* workers_stats.c: d = a - b over the counts a batch changes; a += d. */
+void gsnap_samp__stats_delta(gsnap_sampler_stats *d, const gsnap_sampler_stats *a,
+                             const gsnap_sampler_stats *b);
+void gsnap_samp__stats_add(gsnap_sampler_stats *a, const gsnap_sampler_stats *d);
 /* gsnap_sampler_next with random seeds on workers: the batches of a round
  * (up to 16 o.workers, never across a refresh boundary) are produced by a
  * persistent pool of threads, also between calls, and returned one per call

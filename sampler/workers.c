@@ -14,7 +14,9 @@
  * without a period, until something drops them) are produced by a pool of
  * W - 1 threads started at the first call and kept until close, and by the
  * caller's thread while it waits, each taking the next batch number under
- * the pool's lock. Batch b+j goes to slot j mod 3W: at most 3W - 1 batches
+ * the pool's lock (first, when the round starts a generation whose lazy
+ * redraws are swept, lazy_sweep.c: chunks of the live entries, shared the
+ * same way). Batch b+j goes to slot j mod 3W: at most 3W - 1 batches
  * are made ahead of the one the caller holds, so a thread's buffers (each
  * goes back to the context that wrote it) stay in its core's cache. A
  * batch's buffer, result and statistics go to its slot (the context's
@@ -36,6 +38,11 @@
 #define SLOTS_PER_WORKER 3
 /* A round without a refresh boundary (period 0) ends after this many batches. */
 #define ROUND_MAX (1u << 30)
+/* Live entries per claim of a round's sweep: what is left over twice the
+ * threads (guided: the last claims are short, so the threads finish the
+ * sweep together), between SWEEP_CHUNK_MIN and SWEEP_CHUNK (~100 us). */
+#define SWEEP_CHUNK 512
+#define SWEEP_CHUNK_MIN 32
 
 struct gsnap_samp__slot {
     void *buf;
@@ -129,49 +136,6 @@ static int ensure_contexts(gsnap_sampler *s) {
     return 0;
 }
 
-/* d = a - b over the counts a batch changes. */
-static void stats_delta(gsnap_sampler_stats *d, const gsnap_sampler_stats *a,
-                        const gsnap_sampler_stats *b) {
-    memset(d, 0, sizeof *d);
-    d->edges = a->edges - b->edges;
-    d->seeds = a->seeds - b->seeds;
-    d->t_sample = a->t_sample - b->t_sample;
-    d->t_pack = a->t_pack - b->t_pack;
-    d->refreshed_entries = a->refreshed_entries - b->refreshed_entries; /* lazy redraws */
-    d->replaced_ids = a->replaced_ids - b->replaced_ids;
-    for (unsigned i = 0; i < GSNAP_MAX_LAYERS; i++) {
-        const gsnap_layer_stats *x = &a->layer[i], *y = &b->layer[i];
-        gsnap_layer_stats *z = &d->layer[i];
-        z->hits = x->hits - y->hits;
-        z->misses = x->misses - y->misses;
-        z->stale_hits = x->stale_hits - y->stale_hits;
-        z->refreshed = x->refreshed - y->refreshed;
-        z->edges = x->edges - y->edges;
-        z->bytes_read = x->bytes_read - y->bytes_read;
-        z->seconds = x->seconds - y->seconds;
-    }
-}
-
-static void stats_add(gsnap_sampler_stats *a, const gsnap_sampler_stats *d) {
-    a->edges += d->edges;
-    a->seeds += d->seeds;
-    a->t_sample += d->t_sample;
-    a->t_pack += d->t_pack;
-    a->refreshed_entries += d->refreshed_entries;
-    a->replaced_ids += d->replaced_ids;
-    for (unsigned i = 0; i < GSNAP_MAX_LAYERS; i++) {
-        gsnap_layer_stats *x = &a->layer[i];
-        const gsnap_layer_stats *y = &d->layer[i];
-        x->hits += y->hits;
-        x->misses += y->misses;
-        x->stale_hits += y->stale_hits;
-        x->refreshed += y->refreshed;
-        x->edges += y->edges;
-        x->bytes_read += y->bytes_read;
-        x->seconds += y->seconds;
-    }
-}
-
 /* The pool: o.workers threads (o.workers - 1 started once, kept until close,
  * and the caller's), each on its own shadow context (shadow[t]; the caller's
  * is the last). A round is batches b .. b+m-1, claimed in order under mu;
@@ -195,12 +159,73 @@ struct gsnap_samp__pool {
     int stop;       /* close: the threads return */
     unsigned nth;   /* threads started */
     pthread_t th[GSNAP_SAMP_MAX_WORKERS];
+    /* the round's sweep (lazy_sweep.c): its caches (gsnap_samp__sweep_plan)'s
+     * live entries, claimed in chunks from (cache sw_ci, entry sw_pos) on
+     * before any batch of the round; sw_left of them are not claimed yet.
+     * A batch does not wait for the chunks being swept (a thread may be
+     * descheduled in one): an entry not reached yet is advanced by the batch. */
+    unsigned sw_on, sw_ci;
+    size_t sw_pos, sw_left;
+    uint64_t sw_red, sw_rep; /* its redraws so far (added to s->st by the caller) */
     struct pool_buf { void *buf; size_t cap; } *fl; /* per context: nslot + 1 */
     unsigned nfl[GSNAP_SAMP_MAX_WORKERS];
 };
 
+static int sweep_claimable(const struct gsnap_samp__pool *p) { return p->sw_left > 0; }
+
+/* Claim the next chunk: cache *ci, live entries [*lo, *hi). mu held. */
+static void sweep_claim(struct gsnap_samp__pool *p, unsigned *ci, size_t *lo, size_t *hi) {
+    const gsnap_samp__image *im = p->s->im;
+    while (p->sw_ci < im->ncache &&
+           (!(p->sw_on >> p->sw_ci & 1) || p->sw_pos >= im->hot[p->sw_ci].nlive)) {
+        p->sw_ci++;
+        p->sw_pos = 0;
+    }
+    if (p->sw_ci >= im->ncache) { /* (not reached: sw_left counts what is left) */
+        p->sw_left = 0;
+        *ci = 0;
+        *lo = *hi = 0;
+        return;
+    }
+    size_t n = p->sw_left / (2 * (size_t)p->s->nshadow);
+    size_t rest = im->hot[p->sw_ci].nlive - p->sw_pos;
+    if (n > SWEEP_CHUNK) n = SWEEP_CHUNK;
+    if (n < SWEEP_CHUNK_MIN) n = SWEEP_CHUNK_MIN;
+    if (n > rest) n = rest;
+    *ci = p->sw_ci;
+    *lo = p->sw_pos;
+    *hi = p->sw_pos + n;
+    p->sw_pos += n;
+    p->sw_left -= n;
+}
+
+/* Claim and sweep one chunk on context t; mu held on entry and on return.
+ * Best effort: an entry a failed sweep left behind is advanced by the batch
+ * that serves it, which reports the error. */
+static void sweep_one(struct gsnap_samp__pool *p, unsigned t) {
+    gsnap_sampler *ctx = p->s->shadow[t];
+    size_t lo, hi;
+    unsigned ci;
+    uint64_t red = 0, rep = 0;
+    sweep_claim(p, &ci, &lo, &hi);
+    p->busy++;
+    pthread_mutex_unlock(&p->mu);
+    (void)gsnap_samp__lazy_sweep(p->s->im, ci, lo, hi, &ctx->sc, &red, &rep);
+    pthread_mutex_lock(&p->mu);
+    p->sw_red += red;
+    p->sw_rep += rep;
+    if (--p->busy == 0) pthread_cond_signal(&p->done); /* pool_quiesce may wait */
+}
+
+/* The caller: the sweep's counts into s->st; mu held. */
+static void sweep_count(struct gsnap_samp__pool *p) {
+    p->s->st.refreshed_entries += p->sw_red;
+    p->s->st.replaced_ids += p->sw_rep;
+    p->sw_red = p->sw_rep = 0;
+}
+
 static int claimable(const struct gsnap_samp__pool *p) {
-    return p->next < p->m && p->next < p->freed + p->s->nslot;
+    return !sweep_claimable(p) && p->next < p->m && p->next < p->freed + p->s->nslot;
 }
 
 /* Batch p->b + i on context t into slot i % nslot (claimed: no one else
@@ -219,7 +244,7 @@ static void produce_one(struct gsnap_samp__pool *p, unsigned t, unsigned i) {
         rc = gsnap_samp__produce(ctx, ctx->rseeds, n);
         ctx->src->end(ctx->src);
     }
-    stats_delta(&sl->st, &ctx->st, &before);
+    gsnap_samp__stats_delta(&sl->st, &ctx->st, &before);
     ctx->st = before; /* counted when the batch is returned */
     sl->rc = rc;
     sl->buf = ctx->buf; /* the buffer goes to the slot */
@@ -271,9 +296,11 @@ static void *pool_thread(void *arg) {
     free(arg);
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (!p->stop && !claimable(p)) pthread_cond_wait(&p->work, &p->mu);
+        while (!p->stop && !sweep_claimable(p) && !claimable(p))
+            pthread_cond_wait(&p->work, &p->mu);
         if (p->stop) break;
-        claim_one(p, t);
+        if (sweep_claimable(p)) sweep_one(p, t);
+        else claim_one(p, t);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
@@ -284,7 +311,9 @@ static void *pool_thread(void *arg) {
 static void pool_quiesce(struct gsnap_samp__pool *p) {
     pthread_mutex_lock(&p->mu);
     if (p->next < p->m) p->m = p->next;
+    p->sw_left = 0;
     while (p->busy) pthread_cond_wait(&p->done, &p->mu);
+    sweep_count(p);
     pthread_mutex_unlock(&p->mu);
 }
 
@@ -352,9 +381,11 @@ static void wait_slot(gsnap_sampler *s, unsigned i) {
     pthread_cond_broadcast(&p->work); /* room for more */
     struct gsnap_samp__slot *sl = &s->slot[i % s->nslot];
     while (!(sl->ready && sl->idx == i)) {
-        if (claimable(p)) claim_one(p, s->nshadow - 1);
+        if (sweep_claimable(p)) sweep_one(p, s->nshadow - 1);
+        else if (claimable(p)) claim_one(p, s->nshadow - 1);
         else pthread_cond_wait(&p->done, &p->mu);
     }
+    sweep_count(p);
     pthread_mutex_unlock(&p->mu);
 }
 
@@ -363,7 +394,7 @@ static int take_slot(gsnap_sampler *s, unsigned i, const void **buf, size_t *len
     wait_slot(s, i);
     struct gsnap_samp__slot *sl = &s->slot[i % s->nslot];
     if (sl->rc) return sl->rc;
-    stats_add(&s->st, &sl->st);
+    gsnap_samp__stats_add(&s->st, &sl->st);
     *buf = sl->buf;
     *len = sl->len;
     return 0;
@@ -383,6 +414,11 @@ static void round_start(gsnap_sampler *s, size_t nseeds, unsigned m) {
     p->nseeds = nseeds;
     p->m = m;
     p->next = p->freed = 0;
+    p->sw_on = gsnap_samp__sweep_plan(s); /* the generation's redraws first, shared */
+    p->sw_ci = 0;
+    p->sw_pos = p->sw_left = 0;
+    for (unsigned i = 0; p->sw_on && i < s->im->ncache; i++)
+        if (p->sw_on >> i & 1) p->sw_left += s->im->hot[i].nlive;
     pthread_cond_broadcast(&p->work);
     pthread_mutex_unlock(&p->mu);
 }
@@ -401,7 +437,10 @@ int gsnap_samp__next_parallel(gsnap_sampler *s, size_t nseeds, const void **buf,
     }
     if ((rc = ensure_contexts(s))) return rc;
     if (!s->pool && (rc = pool_start(s))) return rc;
-    if ((rc = gsnap_sampler__before_batch(s))) return rc; /* refresh swap, read view */
+    s->lz_defer = 1; /* the round's threads share its sweep */
+    rc = gsnap_sampler__before_batch(s); /* refresh swap, read view */
+    s->lz_defer = 0;
+    if (rc) return rc;
     /* the workers read through views of their own: this thread must not hold
      * one while it waits for them, or a map growth pending meanwhile (which
      * waits for every view) holds their views back (store/mapgate.c, I4) */

@@ -155,7 +155,8 @@ static void test_workers_equal(void) {
  * still the eager path's. Graph `lo`: every degree below both caps (5 and 7
  * with alpha 2: caps 10 and 14), so no lazy redraw at all; graph `mixed`:
  * low degrees and hubs, so the hubs' entries are still redrawn. Period 1:
- * every batch is a new generation. */
+ * every batch is a new generation; also with every generation swept
+ * (lazy_sweep.c: its list holds exactly the entries not stamped ALL). */
 static void test_complete_entries(void) {
     tsrc *lo = tsrc_new();
     for (uint64_t v = 0; v < 1500; v++)
@@ -172,7 +173,10 @@ static void test_complete_entries(void) {
             void *ref[32] = {0};
             size_t rlen[32] = {0};
             uint64_t ref_sum = 0;
-            for (unsigned w = 0; w <= 3; w++) { /* w = 0: eager, one thread */
+            for (unsigned k = 0; k <= 6; k++) { /* k = 0: eager, one thread */
+                /* 1..3 workers, lazy sweeps as the policy says, then always */
+                unsigned w = k <= 3 ? k : k - 3;
+                gsnap_samp__sweep_mode = k <= 3 ? -1 : 1;
                 gsnap_sampler_options o = opts(m, 1, w ? w : 1);
                 gsnap_sampler *s = open_on(t, &o, w != 0);
                 CHECK(s != NULL);
@@ -188,6 +192,12 @@ static void test_complete_entries(void) {
                         nall += all;
                         nbad += all != (sl[1] == GSNAP_SAMP_LZ_ALL);
                     }
+                    /* lazy_sweep.c's list: the cached entries not ALL */
+                    uint64_t nlive = 0;
+                    for (uint64_t v = 0; h->slot && v < s->im->nnodes; v++)
+                        nlive += h->slot[v * h->stride + 1] != GSNAP_SAMP_LZ_ALL &&
+                                 h->slot[v * h->stride + 1] != GSNAP_SAMP_LZ_UNC;
+                    CHECK(h->nlive == nlive && (gi == 1 || nlive == 0));
                 }
                 CHECK_MSG(nbad == 0 && (w == 0 || nall > 0), "%s: %llu stamps wrong, %llu ALL",
                           gsnap_sample_mode_name(m), (unsigned long long)nbad,
@@ -218,6 +228,7 @@ static void test_complete_entries(void) {
                 if (w && gi == 1) CHECK(st.refreshed_entries > 0); /* the hubs */
                 gsnap_sampler_close(s);
             }
+            gsnap_samp__sweep_mode = -1;
             for (int i = 0; i < nb; i++) free(ref[i]);
         }
     }

@@ -46,6 +46,10 @@
  * The remap itself runs with db->lock held and no hold live, so no txn can
  * begin during it; pooled (reset) read txns survive it: mdb_txn_renew reads
  * the new map's meta pages.
+ * A swap of the environment (swap.c, gsnap_store__gate_close) closes the
+ * gate like a remap but waits a bounded time, keeps db->write_lock (taken
+ * after its hold, I3) and does not apply I4: a hold that waits on it only
+ * makes the swap give up (GSNAP_EBUSY), so no cycle forms there either.
  * Holds are per thread: a read view must end in the thread that began it
  * (include/graphsnap.h: views are not shared between threads).
  */

@@ -1682,11 +1682,11 @@ int gsnap_db_compact_history(const char *path, const gsnap_compact_options *opts
 /**
  * Shrink data.mdb under the open handle db: LMDB never gives pages back to
  * the file system, so the environment is copied compactly (only pages in
- * use) to data.mdb.compact in the database directory, synced, renamed over
+ * use) to data.mdb.shrink in the database directory, synced, renamed over
  * data.mdb, and db's environment reopened on it; db stays open and valid,
  * and so do its snapshots, samplers and tables. Crash-safe: a kill at any
  * point leaves either the old or the new file, whole (a leftover
- * data.mdb.compact is reused by the next shrink). Needs the database alone:
+ * data.mdb.shrink is reused by the next shrink). Needs the database alone:
  * graphsnap handles hold a shared flock(2) on the directory, and shrink
  * converts db's to exclusive without waiting. Commits of other threads wait
  * during the copy and the swap; read views of other threads must end within

@@ -9,6 +9,9 @@
  * copy gives the space back; retention (retain.c) does it with the database
  * closed, this does it under the open handle:
  *
+ *   0. data.mdb.shrink is opened (created, or a leftover reused) and locked
+ *      with an exclusive flock without waiting: two processes never shrink
+ *      at once (retention, retain.c, uses data.mdb.compact: no clash).
  *   1. exclusive between processes: every handle holds a shared flock(2) on
  *      the directory (db.c); it is converted to an exclusive one without
  *      waiting (another process has the database open: GSNAP_EBUSY, the
@@ -16,8 +19,7 @@
  *      flock until step 5.
  *   2. no commit in between: the map hold, then db->write_lock (mapgate.c,
  *      I3), kept to the end; mdb_env_copyfd2(MDB_CP_COMPACT) writes the
- *      copy to data.mdb.compact (a leftover of an earlier attempt is
- *      removed first), fsync.
+ *      copy into data.mdb.shrink (truncated first), fsync.
  *   3. no txn of this process: the map gate is closed (gsnap_store__gate_close)
  *      and the swap waits at most SWAP_WAIT_MS for the read views of other
  *      threads to end (GSNAP_EBUSY otherwise; the copy is removed).
@@ -33,7 +35,7 @@
  *
  * Crash safety: rename(2) replaces data.mdb atomically; the copy is synced
  * before it and the directory after it. A kill before the rename leaves the
- * old file whole (and a data.mdb.compact that the next shrink removes), a
+ * old file whole (and a data.mdb.shrink that the next shrink reuses), a
  * kill after it the new file, whole. lock.mdb is rebuilt by the next
  * opener (LMDB does so for the first process to open an environment).
  * A failure to reopen after the rename leaves the data safe on disk and the
@@ -104,7 +106,7 @@ static int list_tables(gsnap_db *db, struct tab *t, int *n) {
     return 0;
 }
 
-/* Step 0: data.mdb.compact, created or reused, locked (flock LOCK_EX, not
+/* Step 0: data.mdb.shrink, created or reused, locked (flock LOCK_EX, not
  * waiting): the lock makes shrinks of two processes take turns through
  * step 1 (a failed conversion leaves a moment with no lock on the
  * directory). The fd, -1 with GSNAP_EBUSY when another shrink holds it. */
@@ -228,7 +230,7 @@ int gsnap_db_shrink(gsnap_db *db, gsnap_compact_report *report) {
     double t0 = gsnap_now();
     char f[4200], tmp[4200];
     snprintf(f, sizeof f, "%s/data.mdb", db->path);
-    snprintf(tmp, sizeof tmp, "%s/data.mdb.compact", db->path);
+    snprintf(tmp, sizeof tmp, "%s/data.mdb.shrink", db->path);
     rep.bytes_before = rep.bytes_after = file_bytes(f);
     gsnap_db_horizon(db, &rep.horizon, &rep.horizon_t);
     int rc, fd = -1;

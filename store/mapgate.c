@@ -47,9 +47,10 @@
  * begin during it; pooled (reset) read txns survive it: mdb_txn_renew reads
  * the new map's meta pages.
  * A swap of the environment (swap.c, gsnap_store__gate_close) closes the
- * gate like a remap but waits a bounded time, keeps db->write_lock (taken
- * after its hold, I3) and does not apply I4: a hold that waits on it only
- * makes the swap give up (GSNAP_EBUSY), so no cycle forms there either.
+ * gate like a remap, with writes already stopped before their holds (the
+ * shrink's writer gate), but waits a bounded time and does not apply I4: a
+ * hold that waits on the swapping thread only makes the swap give up
+ * (GSNAP_EBUSY), so no cycle forms there either.
  * Holds are per thread: a read view must end in the thread that began it
  * (include/graphsnap.h: views are not shared between threads).
  */
@@ -105,8 +106,8 @@ void gsnap_store__map_release(gsnap_db *db) {
 
 /* Close the gate for a swap of the environment (swap.c): like a remap, but
  * the wait is bounded and I4 does not apply (a hold that waits for a thread
- * queued at the gate, or for the write lock the swapping thread keeps, only
- * makes the swap give up after wait_ms). 0: no hold is live and db->lock is
+ * queued at the gate or at the shrink's writer gate only makes the swap
+ * give up after wait_ms). 0: no hold is live and db->lock is
  * held until gsnap_store__gate_open; GSNAP_EBUSY (this thread holds the map,
  * or holds remained after wait_ms: the gate is open again), or the map-lost
  * error. */

@@ -17,9 +17,11 @@
  *      waiting (another process has the database open: GSNAP_EBUSY, the
  *      shared lock is taken again). Openers of other processes wait in
  *      flock until step 5.
- *   2. no commit in between: the map hold, then db->write_lock (mapgate.c,
- *      I3), kept to the end; mdb_env_copyfd2(MDB_CP_COMPACT) writes the
- *      copy into data.mdb.shrink (truncated first), fsync.
+ *   2. no commit in between: the writer gate closes (writes of other
+ *      threads wait in gsnap_store__write before they take a map hold; the
+ *      ones already past it get SWAP_WAIT_MS to end) and stays closed to the
+ *      end; mdb_env_copyfd2(MDB_CP_COMPACT) writes the copy into
+ *      data.mdb.shrink (truncated first), fsync. Readers go on meanwhile.
  *   3. no txn of this process: the map gate is closed (gsnap_store__gate_close)
  *      and the swap waits at most SWAP_WAIT_MS for the read views of other
  *      threads to end (GSNAP_EBUSY otherwise; the copy is removed).
@@ -30,8 +32,8 @@
  *      their handles, so every MDB_dbi cached above (snapshots, features)
  *      keeps its meaning; the verification caches are cleared (the new file
  *      is verified again as it is read).
- *   5. the gate opens, the write lock and the exclusive flock are released
- *      (back to shared).
+ *   5. the map gate and the writer gate open, the exclusive flock goes back
+ *      to shared.
  *
  * Crash safety: rename(2) replaces data.mdb atomically; the copy is synced
  * before it and the directory after it. A kill before the rename leaves the
@@ -50,6 +52,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SWAP_WAIT_MS 1000 /* step 3: how long other threads' read views may take to end */
@@ -63,6 +66,55 @@ static void hook(gsnap_db *db, int step) {
 static uint64_t file_bytes(const char *path) {
     struct stat st;
     return stat(path, &st) == 0 ? (uint64_t)st.st_blocks * 512 : 0;
+}
+
+/* ---- the writer gate: writes wait while a shrink copies and swaps ---- */
+
+void gsnap_store__write_enter(gsnap_db *db) {
+    pthread_mutex_lock(&db->lock);
+    while (db->writes_closed) pthread_cond_wait(&db->gate_cv, &db->lock);
+    db->writes_in++;
+    pthread_mutex_unlock(&db->lock);
+}
+
+void gsnap_store__write_leave(gsnap_db *db) {
+    pthread_mutex_lock(&db->lock);
+    if (--db->writes_in == 0 && db->writes_closed) pthread_cond_broadcast(&db->gate_cv);
+    pthread_mutex_unlock(&db->lock);
+}
+
+/* Close the writer gate and wait at most wait_ms for the writes past it to
+ * end (they wait for nothing of the shrink: a write holds its map hold and
+ * the write lock only after the gate). 0, or GSNAP_EBUSY (gate open again). */
+static int writes_close(gsnap_db *db, long wait_ms) {
+    struct timespec end;
+    clock_gettime(CLOCK_REALTIME, &end);
+    end.tv_sec += wait_ms / 1000;
+    end.tv_nsec += (wait_ms % 1000) * 1000000L;
+    if (end.tv_nsec >= 1000000000L) {
+        end.tv_sec++;
+        end.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&db->lock);
+    db->writes_closed++;
+    int timed_out = 0;
+    while (db->writes_in > 0 && !timed_out)
+        timed_out = pthread_cond_timedwait(&db->gate_cv, &db->lock, &end) == ETIMEDOUT && db->writes_in > 0;
+    if (timed_out) {
+        db->writes_closed--;
+        pthread_cond_broadcast(&db->gate_cv);
+    }
+    pthread_mutex_unlock(&db->lock);
+    return timed_out ? gsnap_store__err(db, GSNAP_EBUSY, "'%s' was not shrunk: a write of another thread did "
+                                        "not end within %ld ms", db->path, wait_ms)
+                     : 0;
+}
+
+static void writes_open(gsnap_db *db) {
+    pthread_mutex_lock(&db->lock);
+    db->writes_closed--;
+    pthread_cond_broadcast(&db->gate_cv);
+    pthread_mutex_unlock(&db->lock);
 }
 
 /* After a failed conversion left the directory unlocked for a moment: did
@@ -183,8 +235,8 @@ static int reopen(gsnap_db *db, unsigned flags, size_t mapsize, unsigned maxread
     return 0;
 }
 
-/* Steps 3-4 (the copy is at tmp; db->write_lock held, no hold). */
-static int swap_in(gsnap_db *db, const char *tmp, struct tab *t, int nt) {
+/* Steps 3-4 (the copy of txn `txnid` is at tmp; writes closed, no hold). */
+static int swap_in(gsnap_db *db, const char *tmp, struct tab *t, int nt, uint64_t txnid) {
     int rc = gsnap_store__gate_close(db, SWAP_WAIT_MS);
     if (rc == GSNAP_EBUSY)
         return gsnap_store__err(db, GSNAP_EBUSY, "'%s' was not shrunk: read views of other threads stayed open "
@@ -199,6 +251,10 @@ static int swap_in(gsnap_db *db, const char *tmp, struct tab *t, int nt) {
     mdb_env_get_flags(db->env, &flags);
     mdb_env_get_maxreaders(db->env, &maxreaders);
     mdb_env_info(db->env, &info);
+    if ((uint64_t)info.me_last_txnid != txnid) { /* cannot happen: writes are closed */
+        gsnap_store__gate_open(db);
+        return gsnap_store__err(db, GSNAP_EBUSY, "'%s' was not shrunk: a commit came after the copy", db->path);
+    }
     if (rename(tmp, f) != 0) {
         rc = gsnap_store__err(db, GSNAP_EIO, "renaming %s over %s: %s", tmp, f, strerror(errno));
         gsnap_store__gate_open(db);
@@ -245,25 +301,25 @@ int gsnap_db_shrink(gsnap_db *db, gsnap_compact_report *report) {
                               "(shrinking swaps the file and needs it alone)", db->path);
         goto out;
     }
-    /* 2. */
-    if ((rc = gsnap_store__map_hold(db))) goto unlock_dir;
-    pthread_mutex_lock(&db->write_lock);
+    /* 2. no write of this process from here to the end */
+    if ((rc = writes_close(db, SWAP_WAIT_MS))) goto unlock_dir;
     struct tab t[7 + GSNAP_MAX_TABLES];
     int nt = 0;
     pthread_mutex_lock(&db->lock);
     int gap = list_tables(db, t, &nt);
     pthread_mutex_unlock(&db->lock);
+    MDB_envinfo info;
+    mdb_env_info(db->env, &info); /* (no write, no remap: db->env stays) */
     if (gap)
         rc = gsnap_store__err(db, GSNAP_EBUSY, "'%s' was not shrunk: its table handles have a gap that a reopened "
                               "environment cannot reproduce (close and reopen the database, then shrink)", db->path);
     else
         rc = write_copy(db, fd, t, nt);
-    gsnap_store__map_release(db);
     if (rc == 0) {
         hook(db, 1);
-        rc = swap_in(db, tmp, t, nt); /* 3, 4 */
+        rc = swap_in(db, tmp, t, nt, (uint64_t)info.me_last_txnid); /* 3, 4 */
     }
-    pthread_mutex_unlock(&db->write_lock);
+    writes_open(db);
     if (rc == 0) rep.shrunk = 1;
 unlock_dir:
     if (rc) unlink(tmp); /* (gone already when the rename was done) */

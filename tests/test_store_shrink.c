@@ -13,10 +13,13 @@
  *      swap (the copy written, renamed over data.mdb, reopened) and at
  *      random moments; each time the database opens with either file whole:
  *      every list as before, check clean, and it shrinks afterwards.
+ *   4. Shrinks while a reader thread and a writer thread work on the same
+ *      handle: no errors, every commit there, check clean.
  */
 #include "test.h"
 #include "store/store_int.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -263,6 +266,68 @@ static void case_crash(const char *dir, uint64_t *seed) {
     gsnap_db_close(db);
 }
 
+/* 4: shrinks while other threads read and commit (TSan runs this too). */
+struct thr { gsnap_db *db; _Atomic int stop; int errors; uint64_t commits, views; };
+
+static void *reader_thread(void *vp) {
+    struct thr *t = vp;
+    while (!t->stop) {
+        gsnap_read *rd = NULL;
+        if (gsnap_read_begin(t->db, &rd)) { t->errors++; continue; }
+        for (uint64_t n = 0; n < NODES; n += 7) {
+            uint64_t d;
+            if (gsnap_degree(t->db, rd, n, GSNAP_DIR_IN, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, &d)) t->errors++;
+        }
+        gsnap_read_end(rd);
+        t->views++;
+    }
+    return NULL;
+}
+
+static void *writer_thread(void *vp) {
+    struct thr *t = vp;
+    uint64_t seed = 99;
+    while (!t->stop) {
+        gsnap_batch *b = NULL;
+        if (gsnap_batch_begin(t->db, &b)) { t->errors++; continue; }
+        for (int i = 0; i < 200; i++)
+            gsnap_batch_add(b, test_rand(&seed) % NODES, test_rand(&seed) % NODES, (int64_t)(t->commits * 1000 + i));
+        if (gsnap_batch_commit(b, NULL)) t->errors++;
+        else t->commits++;
+    }
+    return NULL;
+}
+
+static void case_threads(const char *dir, uint64_t *seed) {
+    gsnap_db *db = open_db(dir);
+    CHECK(db != NULL);
+    if (!db) return;
+    ingest(db, seed, 4, 1000);
+    struct thr t = {db, 0, 0, 0, 0};
+    pthread_t r, w;
+    CHECK(pthread_create(&r, NULL, reader_thread, &t) == 0);
+    CHECK(pthread_create(&w, NULL, writer_thread, &t) == 0);
+    int shrunk = 0;
+    for (int i = 0; i < 4; i++) {
+        usleep(20000);
+        gsnap_compact_report rep;
+        int rc = gsnap_db_shrink(db, &rep);
+        CHECK_MSG(rc == 0 || rc == GSNAP_EBUSY, "shrink under readers and a writer: %d %s", rc, gsnap_db_errmsg(db));
+        shrunk += rep.shrunk;
+        OK(gsnap_db_compact(db));
+    }
+    t.stop = 1;
+    pthread_join(r, NULL);
+    pthread_join(w, NULL);
+    CHECK_MSG(t.errors == 0, "%d errors in the threads", t.errors);
+    CHECK(shrunk > 0 && t.commits > 0 && t.views > 0);
+    uint64_t v = 0;
+    OK(gsnap_db_version(db, &v));
+    CHECK(v == 4 + t.commits);
+    CHECK(problems(db) == 0);
+    gsnap_db_close(db);
+}
+
 int main(void) {
     char *dir = test_tmpdir("shrink");
     char sub[4096];
@@ -276,6 +341,9 @@ int main(void) {
     snprintf(sub, sizeof sub, "%s/c", dir);
     g_versions = 0;
     case_crash(sub, &seed);
+    snprintf(sub, sizeof sub, "%s/d", dir);
+    g_versions = 0;
+    case_threads(sub, &seed);
     if (!test_failures) test_rmdir(dir);
     free(dir);
     TEST_DONE();

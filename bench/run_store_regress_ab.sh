@@ -15,6 +15,7 @@
 # OLD, NEW: build directories (make all of each tree; bench binaries are in
 # B/bench, the CLI B/graphsnap, the generator B/tools/rmat). DIR: scratch
 # (inputs are generated once and kept there; databases are removed).
+# BATCHES: bench_sampler batches per mode (default 40; more = less noise).
 # Results: one line per number, "round.build.key value", in
 # $DIR/regress-ab-YYYYmmdd-HHMMSS.txt, then a summary table on stdout.
 set -eu
@@ -25,9 +26,10 @@ SCALE=${SCALE:-18}
 SSCALE=${SSCALE:-16}
 ROUNDS=${ROUNDS:-2}
 FBL_SECONDS=${FBL_SECONDS:-5}
+BATCHES=${BATCHES:-40}
 mkdir -p "$DIR"
 OUT="$DIR/regress-ab-$(date -u +%Y%m%d-%H%M%S).txt"
-echo "# bench/run_store_regress_ab.sh SCALE=$SCALE SSCALE=$SSCALE ROUNDS=$ROUNDS OLD=$OLD NEW=$NEW" > "$OUT"
+echo "# bench/run_store_regress_ab.sh SCALE=$SCALE SSCALE=$SSCALE ROUNDS=$ROUNDS BATCHES=$BATCHES OLD=$OLD NEW=$NEW" > "$OUT"
 echo "# $(date -u) $(uname -sr) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT"
 say() { echo "$*" >> "$OUT"; }
 tsv="$DIR/rmat$SCALE.tsv"
@@ -48,7 +50,7 @@ while [ "$r" -le "$ROUNDS" ]; do
         say "$p.snapshot_build_s $(sed -n 's/^k2.build_seconds //p' "$DIR/snap.out")"
         say "$p.khop_ms_per_batch $(sed -n 's/^k2.khop_ms_per_batch //p' "$DIR/snap.out")"
         rm -rf "$DIR/db"
-        TMPDIR="$DIR" nice -n 5 "$B/bench/bench_sampler" --input "$bin" --fanouts 10,10,10 --batches 40 \
+        TMPDIR="$DIR" nice -n 5 "$B/bench/bench_sampler" --input "$bin" --fanouts 10,10,10 --batches "$BATCHES" \
             --period 20 --fbl-seconds "$FBL_SECONDS" > "$DIR/sampler.out"
         # "| mode | open s | batches | edges/s | excl. refresh | vs FBL | vs CSR | ..."
         awk -F'|' -v p="$p" '/^\| [a-z-]+ \|/ && $8 ~ /x/ {

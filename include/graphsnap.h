@@ -202,12 +202,14 @@ int gsnap_db_stats(gsnap_db *db, gsnap_db_stat *st);
 /** Merge all sorted runs into one (what background compaction converges to),
  *  then give the space back with gsnap_db_shrink. The merge is one write
  *  transaction; readers are not blocked. Optional: queries are correct
- *  without it, somewhat faster after it. When the shrink is refused
- *  (GSNAP_EBUSY: another process has the database open, read views of
+ *  without it, somewhat faster after it. When the shrink is refused or
+ *  fails (GSNAP_EBUSY: another process has the database open, read views of
  *  other threads stay open, or this thread holds one; GSNAP_ENOSPC: no room
  *  for the copy) the merge stands, the file keeps its size (its free pages
  *  are reused by later commits) and this returns GSNAP_OK; call
- *  gsnap_db_shrink to see why. Other errors of the shrink are returned. */
+ *  gsnap_db_shrink to see why. Only a shrink that leaves the handle
+ *  unusable (its environment could not be reopened after the swap; the data
+ *  is safe on disk) returns that error: close and reopen. */
 int gsnap_db_compact(gsnap_db *db);
 
 /** Called by the check functions once per problem found, with a one-line

@@ -212,14 +212,14 @@ int gsnap_store__compact(gsnap_db *db, int all) {
 
 /* Merge everything, then give the space back (swap.c): the merge writes the
  * new base while the old runs are live in the same txn, and LMDB never
- * shrinks its file. A shrink refused (another process has the database
- * open, read views of other threads stay open, no room for the copy) leaves
- * the merged file as it is: the merge is what was asked, the freed pages are
- * reused by later commits. */
+ * shrinks its file. A shrink refused or failed (another process has the
+ * database open, read views of other threads stay open, no room for the
+ * copy) leaves the merged file as it is: the merge is what was asked, the
+ * freed pages are reused by later commits. */
 int gsnap_db_compact(gsnap_db *db) {
     if (!db || db->magic != GSNAP_DB_MAGIC) return GSNAP_EINVAL;
     int rc = gsnap_store__compact(db, 1);
     if (rc || db->read_only) return rc;
     rc = gsnap_db_shrink(db, NULL);
-    return rc == GSNAP_EBUSY || rc == GSNAP_ENOSPC ? 0 : rc;
+    return db->map_lost ? rc : 0; /* only a handle left unusable is this call's failure */
 }

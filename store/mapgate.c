@@ -134,6 +134,8 @@ int gsnap_store__gate_close(gsnap_db *db, long wait_ms) {
     return 0;
 }
 
+int gsnap_store__thread_holds(void) { return tls_holds; }
+
 void gsnap_store__gate_open(gsnap_db *db) {
     db->remap_waiting--;
     pthread_cond_broadcast(&db->gate_cv);

@@ -556,6 +556,7 @@ int gsnap_store__remap_pending(gsnap_db *db);   /* a thread waits to remap */
  * they did not, or this thread holds one), then open it again. */
 int gsnap_store__gate_close(gsnap_db *db, long wait_ms);
 void gsnap_store__gate_open(gsnap_db *db);
+int gsnap_store__thread_holds(void); /* map holds of the calling thread (all dbs) */
 /* Test hook (tests/test_store_shrink.c), NULL otherwise: called by the swap
  * at each step (1: the copy is written and synced, 2: renamed over
  * data.mdb, 3: the environment reopened on it). */

@@ -165,7 +165,9 @@ static int list_tables(gsnap_db *db, struct tab *t, int *n) {
 static int lock_tmp(gsnap_db *db, const char *tmp, int *fdp) {
     for (int tries = 0; tries < 4; tries++) {
         int fd = open(tmp, O_RDWR | O_CREAT | O_CLOEXEC, 0664);
-        if (fd < 0) return gsnap_store__err(db, GSNAP_EIO, "cannot create %s: %s", tmp, strerror(errno));
+        if (fd < 0)
+            return gsnap_store__err(db, errno == EACCES || errno == EROFS || errno == ENOSPC ?
+                                    gsnap_store__map_rc(errno) : GSNAP_EIO, "cannot create %s: %s", tmp, strerror(errno));
         if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
             close(fd);
             return gsnap_store__err(db, GSNAP_EBUSY, "'%s' was not shrunk: another process is shrinking it",
@@ -186,11 +188,12 @@ static int lock_tmp(gsnap_db *db, const char *tmp, int *fdp) {
     return gsnap_store__err(db, GSNAP_EBUSY, "'%s' was not shrunk: %s kept changing", db->path, tmp);
 }
 
-/* Step 2: the compact copy into fd, and the tables' flags (in its txn). */
-static int write_copy(gsnap_db *db, int fd, struct tab *t, int nt) {
+/* Step 2: the compact copy into fd, the tables' flags and the txn id. */
+static int write_copy(gsnap_db *db, int fd, struct tab *t, int nt, uint64_t *txnid) {
     int rc = gsnap_store__copy_fd(db, fd);
     MDB_txn *txn = NULL;
     if (rc == 0 && (rc = gsnap_store__txn_begin(db, MDB_RDONLY, &txn)) == 0) {
+        *txnid = (uint64_t)mdb_txn_id(txn); /* the copy's: writes are closed */
         for (int i = 0; i < nt && rc == 0; i++)
             rc = gsnap_store__mdb_err(db, mdb_dbi_flags(txn, t[i].dbi, &t[i].flags), "reading a table's flags");
         mdb_txn_abort(txn);
@@ -290,6 +293,11 @@ int gsnap_db_shrink(gsnap_db *db, gsnap_compact_report *report) {
     rep.bytes_before = rep.bytes_after = file_bytes(f);
     gsnap_db_horizon(db, &rep.horizon, &rep.horizon_t);
     int rc, fd = -1;
+    if (gsnap_store__thread_holds() > 0) {
+        rc = gsnap_store__err(db, GSNAP_EBUSY, "'%s' was not shrunk: this thread holds a read view or transaction "
+                              "(the swap needs every one ended)", db->path);
+        goto out;
+    }
     if ((rc = lock_tmp(db, tmp, &fd))) goto out;
     /* 1. no other process (LOCK_EX replaces this handle's LOCK_SH; when it
      * fails the shared lock is gone too: take it again) */
@@ -308,16 +316,15 @@ int gsnap_db_shrink(gsnap_db *db, gsnap_compact_report *report) {
     pthread_mutex_lock(&db->lock);
     int gap = list_tables(db, t, &nt);
     pthread_mutex_unlock(&db->lock);
-    MDB_envinfo info;
-    mdb_env_info(db->env, &info); /* (no write, no remap: db->env stays) */
+    uint64_t txnid = 0;
     if (gap)
         rc = gsnap_store__err(db, GSNAP_EBUSY, "'%s' was not shrunk: its table handles have a gap that a reopened "
                               "environment cannot reproduce (close and reopen the database, then shrink)", db->path);
     else
-        rc = write_copy(db, fd, t, nt);
+        rc = write_copy(db, fd, t, nt, &txnid);
     if (rc == 0) {
         hook(db, 1);
-        rc = swap_in(db, tmp, t, nt, (uint64_t)info.me_last_txnid); /* 3, 4 */
+        rc = swap_in(db, tmp, t, nt, txnid); /* 3, 4 */
     }
     writes_open(db);
     if (rc == 0) rep.shrunk = 1;

@@ -6,12 +6,12 @@
  * LMDB never shrinks its data file, and a merge of every run writes the new
  * base while the old runs are still live in the same transaction, so the
  * file ends larger than the data (PGP: 18.6 -> 27.6 bytes per edge). Only a
- * copy gives the space back; retention (retain.c) does it with the database
- * closed, this does it under the open handle:
+ * copy gives the space back; this does it under the open handle (and
+ * retention, retain.c, under its own):
  *
  *   0. data.mdb.shrink is opened (created, or a leftover reused) and locked
  *      with an exclusive flock without waiting: two processes never shrink
- *      at once (retention, retain.c, uses data.mdb.compact: no clash).
+ *      at once (retention, retain.c, shrinks through this too).
  *   1. exclusive between processes: every handle holds a shared flock(2) on
  *      the directory (db.c); it is converted to an exclusive one without
  *      waiting (another process has the database open: GSNAP_EBUSY, the

@@ -15,6 +15,9 @@
  *      every list as before, check clean, and it shrinks afterwards.
  *   4. Shrinks while a reader thread and a writer thread work on the same
  *      handle: no errors, every commit there, check clean.
+ *   5. Retention (gsnap_db_compact_history) while another process commits
+ *      during its copy and then closes: the commit stays (it was lost when
+ *      retention copied first and took the directory exclusively after).
  */
 #include "test.h"
 #include "store/store_int.h"
@@ -328,6 +331,61 @@ static void case_threads(const char *dir, uint64_t *seed) {
     gsnap_db_close(db);
 }
 
+/* 5: retention's shrink (gsnap_db_compact_history) loses no commit that
+ * another process makes while the copy is written and then closes. */
+static void case_retention_race(const char *dir, uint64_t *seed) {
+    gsnap_db *db = open_db(dir);
+    CHECK(db != NULL);
+    if (!db) return;
+    ingest(db, seed, test_small() ? 10 : 40, 20000);
+    gsnap_db_close(db);
+    char tmp[4200], tmp2[4200]; /* retention's copy: data.mdb.compact before, data.mdb.shrink now */
+    snprintf(tmp, sizeof tmp, "%s/data.mdb.compact", dir);
+    snprintf(tmp2, sizeof tmp2, "%s/data.mdb.shrink", dir);
+    int from_child[2];
+    CHECK(pipe(from_child) == 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        gsnap_db *cdb = open_db(dir);
+        char c = cdb ? 'o' : 'x';
+        if (write(from_child[1], &c, 1) != 1 || !cdb) _exit(3);
+        for (int i = 0; i < 200000 && access(tmp, F_OK) != 0 && access(tmp2, F_OK) != 0; i++) usleep(20);
+        usleep(2000); /* the copy's read txn has begun */
+        gsnap_batch *b = NULL;
+        uint64_t v = 0;
+        int rc = gsnap_batch_begin(cdb, &b);
+        if (!rc) rc = gsnap_batch_add(b, NODES + 1, NODES + 2, 1 << 30);
+        if (!rc) rc = gsnap_batch_commit(b, &v);
+        gsnap_db_close(cdb);
+        c = rc ? 'f' : 'c';
+        if (write(from_child[1], &c, 1) != 1) _exit(3);
+        _exit(0);
+    }
+    char c = 0;
+    CHECK(read(from_child[0], &c, 1) == 1 && c == 'o');
+    gsnap_compact_options co = GSNAP_COMPACT_OPTIONS_INIT;
+    co.keep_versions = 1000000; /* fold nothing: the copy and the swap only */
+    gsnap_compact_report rep;
+    int rc = gsnap_db_compact_history(dir, &co, &rep);
+    CHECK(rc == 0 || rc == GSNAP_EBUSY);
+    if (getenv("SHRINK_DEBUG")) fprintf(stderr, "compact_history %d shrunk %d\n", rc, rep.shrunk);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    c = 0;
+    CHECK(read(from_child[0], &c, 1) == 1);
+    close(from_child[0]);
+    close(from_child[1]);
+    db = open_db(dir);
+    CHECK(db != NULL);
+    if (!db) return;
+    uint64_t deg = 0;
+    OK(gsnap_degree(db, NULL, NODES + 2, GSNAP_DIR_IN, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, &deg));
+    CHECK_MSG(c != 'c' || deg == 1, "the other process's commit is lost (compact_history %d, shrunk %d)", rc,
+              rep.shrunk);
+    CHECK(problems(db) == 0);
+    gsnap_db_close(db);
+}
+
 int main(void) {
     char *dir = test_tmpdir("shrink");
     char sub[4096];
@@ -344,6 +402,9 @@ int main(void) {
     snprintf(sub, sizeof sub, "%s/d", dir);
     g_versions = 0;
     case_threads(sub, &seed);
+    snprintf(sub, sizeof sub, "%s/e", dir);
+    g_versions = 0;
+    case_retention_race(sub, &seed);
     if (!test_failures) test_rmdir(dir);
     free(dir);
     TEST_DONE();

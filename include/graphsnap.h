@@ -199,9 +199,17 @@ typedef struct {
 /** Fill *st. O(number of runs). */
 int gsnap_db_stats(gsnap_db *db, gsnap_db_stat *st);
 
-/** Merge all sorted runs into one (what background compaction converges to).
- *  One write transaction; readers are not blocked. Optional: queries are
- *  correct without it, somewhat faster after it. */
+/** Merge all sorted runs into one (what background compaction converges to),
+ *  then give the space back with gsnap_db_shrink. The merge is one write
+ *  transaction; readers are not blocked. Optional: queries are correct
+ *  without it, somewhat faster after it. When the shrink is refused or
+ *  fails (GSNAP_EBUSY: another process has the database open, read views of
+ *  other threads stay open, or this thread holds one; GSNAP_ENOSPC: no room
+ *  for the copy) the merge stands, the file keeps its size (its free pages
+ *  are reused by later commits) and this returns GSNAP_OK; call
+ *  gsnap_db_shrink to see why. Only a shrink that leaves the handle
+ *  unusable (its environment could not be reopened after the swap; the data
+ *  is safe on disk) returns that error: close and reopen. */
 int gsnap_db_compact(gsnap_db *db);
 
 /** Called by the check functions once per problem found, with a one-line
@@ -1675,6 +1683,31 @@ typedef struct {
  */
 int gsnap_db_compact_history(const char *path, const gsnap_compact_options *opts,
                              gsnap_compact_report *report);
+
+/**
+ * Shrink data.mdb under the open handle db: LMDB never gives pages back to
+ * the file system, so the environment is copied compactly (only pages in
+ * use) to data.mdb.shrink in the database directory, synced, renamed over
+ * data.mdb, and db's environment reopened on it; db stays open and valid,
+ * and so do its snapshots, samplers and tables. Crash-safe: a kill at any
+ * point leaves either the old or the new file, whole (a leftover
+ * data.mdb.shrink is reused by the next shrink). Needs the database alone:
+ * graphsnap handles hold a shared flock(2) on the directory, and shrink
+ * converts db's to exclusive without waiting. Commits of other threads wait
+ * during the copy and the swap; read views of other threads must end within
+ * 1 s of the copy; openers in other processes wait in gsnap_db_open until
+ * the shrink is done. Costs one sequential copy of the data in use.
+ * Returns GSNAP_OK; GSNAP_EBUSY with the file as it was (a message in
+ * gsnap_db_errmsg) when another process has the database open or is
+ * shrinking it, when the calling thread holds a read view, or when read
+ * views of other threads stayed open; GSNAP_EACCES for a read-only handle;
+ * GSNAP_ENOSPC / GSNAP_EIO when the copy could not be written (removed,
+ * the file as it was); when the environment cannot be reopened after the
+ * swap (the data is safe on disk), the handle's map-lost error: close and
+ * reopen. report (may be NULL): bytes_before, bytes_after (data.mdb on
+ * disk), shrunk, seconds, the horizon; filled also on failure.
+ */
+int gsnap_db_shrink(gsnap_db *db, gsnap_compact_report *report);
 
 /** The retention horizon of db: first queryable version (*horizon, 0 or 1:
  *  none) and the earliest queryable event time (*horizon_t, INT64_MIN: none).

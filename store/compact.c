@@ -1,7 +1,8 @@
 /*
  * store/compact.c -- merging runs into one (k-way, by (node, nbr, t,
  * version)), deleting the inputs, and the compaction policy behind
- * gsnap_db_compact and the automatic compaction after commits.
+ * gsnap_db_compact (which then shrinks the file, swap.c) and the automatic
+ * compaction after commits.
  */
 #include "store/store_int.h"
 #include <stdio.h>
@@ -209,7 +210,16 @@ int gsnap_store__compact(gsnap_db *db, int all) {
     return rc;
 }
 
+/* Merge everything, then give the space back (swap.c): the merge writes the
+ * new base while the old runs are live in the same txn, and LMDB never
+ * shrinks its file. A shrink refused or failed (another process has the
+ * database open, read views of other threads stay open, no room for the
+ * copy) leaves the merged file as it is: the merge is what was asked, the
+ * freed pages are reused by later commits. */
 int gsnap_db_compact(gsnap_db *db) {
     if (!db || db->magic != GSNAP_DB_MAGIC) return GSNAP_EINVAL;
-    return gsnap_store__compact(db, 1);
+    int rc = gsnap_store__compact(db, 1);
+    if (rc || db->read_only) return rc;
+    rc = gsnap_db_shrink(db, NULL);
+    return db->map_lost ? rc : 0; /* only a handle left unusable is this call's failure */
 }

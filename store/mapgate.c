@@ -46,6 +46,11 @@
  * The remap itself runs with db->lock held and no hold live, so no txn can
  * begin during it; pooled (reset) read txns survive it: mdb_txn_renew reads
  * the new map's meta pages.
+ * A swap of the environment (swap.c, gsnap_store__gate_close) closes the
+ * gate like a remap, with writes already stopped before their holds (the
+ * shrink's writer gate), but waits a bounded time and does not apply I4: a
+ * hold that waits on the swapping thread only makes the swap give up
+ * (GSNAP_EBUSY), so no cycle forms there either.
  * Holds are per thread: a read view must end in the thread that began it
  * (include/graphsnap.h: views are not shared between threads).
  */
@@ -96,6 +101,44 @@ void gsnap_store__map_release_locked(gsnap_db *db) {
 void gsnap_store__map_release(gsnap_db *db) {
     pthread_mutex_lock(&db->lock);
     gsnap_store__map_release_locked(db);
+    pthread_mutex_unlock(&db->lock);
+}
+
+/* Close the gate for a swap of the environment (swap.c): like a remap, but
+ * the wait is bounded and I4 does not apply (a hold that waits for a thread
+ * queued at the gate or at the shrink's writer gate only makes the swap
+ * give up after wait_ms). 0: no hold is live and db->lock is
+ * held until gsnap_store__gate_open; GSNAP_EBUSY (this thread holds the map,
+ * or holds remained after wait_ms: the gate is open again), or the map-lost
+ * error. */
+int gsnap_store__gate_close(gsnap_db *db, long wait_ms) {
+    if (tls_holds > 0) return GSNAP_EBUSY;
+    struct timespec end;
+    clock_gettime(CLOCK_REALTIME, &end);
+    end.tv_sec += wait_ms / 1000;
+    end.tv_nsec += (wait_ms % 1000) * 1000000L;
+    if (end.tv_nsec >= 1000000000L) {
+        end.tv_sec++;
+        end.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&db->lock);
+    db->remap_waiting++;
+    int timed_out = 0;
+    while (db->map_holds > 0 && !timed_out)
+        timed_out = pthread_cond_timedwait(&db->gate_cv, &db->lock, &end) == ETIMEDOUT && db->map_holds > 0;
+    if (timed_out || db->map_lost) {
+        int lost = db->map_lost;
+        gsnap_store__gate_open(db);
+        return lost ? lost_err(db) : GSNAP_EBUSY;
+    }
+    return 0;
+}
+
+int gsnap_store__thread_holds(void) { return tls_holds; }
+
+void gsnap_store__gate_open(gsnap_db *db) {
+    db->remap_waiting--;
+    pthread_cond_broadcast(&db->gate_cv);
     pthread_mutex_unlock(&db->lock);
 }
 

@@ -17,10 +17,11 @@
  * folded pair's replay), are refused with GSNAP_ERANGE.
  *
  * Space: LMDB never shrinks its file, so after the fold the environment is
- * copied compactly next to data.mdb and renamed over it. That swap is only
- * safe when nobody has the environment open: every gsnap_db_open holds a
- * shared flock on the directory, and the swap takes it exclusively without
- * waiting (GSNAP_EBUSY otherwise; the fold is kept, only the file stays big).
+ * copied compactly and swapped in (gsnap_db_shrink, swap.c, under this
+ * call's own handle). That swap is only safe when nobody else has the
+ * environment open: every gsnap_db_open holds a shared flock on the
+ * directory, and the shrink takes it exclusively without waiting, before it
+ * copies (GSNAP_EBUSY otherwise; the fold is kept, only the file stays big).
  */
 #include "store/store_int.h"
 
@@ -268,53 +269,23 @@ static int fold_history(gsnap_db *db, const gsnap_compact_options *opts, struct 
     return 0;
 }
 
-/* Shrink: a compact copy, then swap it in while nobody has the db open.
- * *dbp becomes NULL once the handle is closed (borrowed: given up, and the
- * copy dropped: GSNAP_EBUSY). GSNAP_EBUSY also when another process has the
- * directory open. */
-static int shrink(const char *path, gsnap_db **dbp, int borrowed, const gsnap_compact_options *opts,
-                  gsnap_compact_report *rep) {
-    gsnap_db *db = *dbp;
-    char tmp[4096];
+/* Shrink: gsnap_db_shrink (swap.c) under this call's own handle: it takes
+ * the directory exclusively before it copies, so no other process can
+ * commit between the copy and the swap (closing the handle first and
+ * swapping a copy made while others had the database open lost their
+ * later commits). GSNAP_EBUSY when another process has the directory open,
+ * or when the handle is borrowed (another handle of this process). */
+static int shrink(gsnap_db *db, int borrowed, const gsnap_compact_options *opts, gsnap_compact_report *rep) {
+    if (borrowed)
+        return gsnap_store__err(db, GSNAP_EBUSY, "history folded (horizon %llu), but the file was not shrunk: the "
+                                "database is open elsewhere in this process (compact needs it exclusively)",
+                                (unsigned long long)rep->horizon);
     if (opts->progress) opts->progress(opts->progress_ctx, "copy", 0, 1);
-    snprintf(tmp, sizeof tmp, "%s/data.mdb.compact", path);
-    unlink(tmp);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0664);
-    if (fd < 0) {
-        int rc = gsnap_store__err(db, GSNAP_EIO, "cannot create %s: %s", tmp, strerror(errno));
-        unlink(tmp);
-        return rc;
-    }
-    int rc = gsnap_store__copy_fd(db, fd);
-    close(fd);
-    if (rc) {
-        unlink(tmp);
-        return rc;
-    }
-    if (borrowed) {
-        unlink(tmp);
-        *dbp = NULL;
-        return GSNAP_EBUSY;
-    }
-    gsnap_db_close(db);
-    *dbp = NULL;
-    int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0 || flock(dfd, LOCK_EX | LOCK_NB) != 0) {
-        unlink(tmp);
-        if (dfd >= 0) close(dfd);
-        return GSNAP_EBUSY;
-    }
-    char f[4200];
-    snprintf(f, sizeof f, "%s/data.mdb", path);
-    if (rename(tmp, f) != 0) {
-        unlink(tmp);
-        close(dfd);
-        return GSNAP_EIO;
-    }
-    fsync(dfd);
+    gsnap_compact_report r;
+    int rc = gsnap_db_shrink(db, &r);
+    if (rc) return rc;
     rep->shrunk = 1;
     if (opts->progress) opts->progress(opts->progress_ctx, "copy", 1, 1);
-    close(dfd); /* releases the exclusive lock */
     return 0;
 }
 
@@ -344,7 +315,8 @@ int gsnap_db_compact_history(const char *path, const gsnap_compact_options *opts
     memset(&c, 0, sizeof c);
     c.o = opts;
     rc = fold_history(db, opts, &c, &rep);
-    if (rc == 0 && !opts->no_shrink) rc = shrink(path, &db, borrowed, opts, &rep);
+    int shrink_busy = 0;
+    if (rc == 0 && !opts->no_shrink) shrink_busy = (rc = shrink(db, borrowed, opts, &rep)) == GSNAP_EBUSY;
     file_bytes(path, &rep.bytes_after);
     rep.seconds = gsnap_now() - t0;
     free(c.g);
@@ -352,13 +324,13 @@ int gsnap_db_compact_history(const char *path, const gsnap_compact_options *opts
     if (report) *report = rep;
     /* The error message lives on the handle, which this call closes: keep
      * it in the open-error buffer too. */
-    if (rc && db) {
-        const char *m = gsnap_db_errmsg(db);
-        gsnap_err_open(rc, "%s", m && *m ? m : gsnap_strerror(rc));
-    } else if (rc == GSNAP_EBUSY) {
+    if (shrink_busy) {
         gsnap_err_open(rc, "history folded (horizon %llu), but the file was not shrunk: the database "
                               "is open elsewhere (compact needs it exclusively; close the other handles and run "
                               "compact again)", (unsigned long long)rep.horizon);
+    } else if (rc) {
+        const char *m = gsnap_db_errmsg(db);
+        gsnap_err_open(rc, "%s", m && *m ? m : gsnap_strerror(rc));
     }
     if (!borrowed) gsnap_db_close(db);
     return rc;

@@ -194,6 +194,9 @@ struct gsnap_db {
     int gate_queued;        /* threads waiting at the gate for a remap to pass */
     uint64_t gate_epoch;    /* bumped when a stuck remap lets the queued threads in */
     pthread_cond_t gate_cv;
+    /* the shrink's writer gate (swap.c): writes wait while it is closed;
+     * writes_in counts the writes past it (guarded by lock, gate_cv) */
+    int writes_closed, writes_in;
     int batch_open;
     struct gsnap_batch *batch;    /* the open batch (aborted by close) */
     uint64_t dir_dev, dir_ino;    /* the directory (one open per process) */
@@ -548,6 +551,20 @@ void gsnap_store__map_release_locked(gsnap_db *db);
  * message) and not db->write_lock. */
 int gsnap_store__remap(gsnap_db *db, size_t seen);
 int gsnap_store__remap_pending(gsnap_db *db);   /* a thread waits to remap */
+/* The swap of the environment (swap.c): close the gate, waiting at most
+ * wait_ms for the holds to end (0: db->lock held, no hold live; GSNAP_EBUSY:
+ * they did not, or this thread holds one), then open it again. */
+int gsnap_store__gate_close(gsnap_db *db, long wait_ms);
+void gsnap_store__gate_open(gsnap_db *db);
+int gsnap_store__thread_holds(void); /* map holds of the calling thread (all dbs) */
+/* Test hook (tests/test_store_shrink.c), NULL otherwise: called by the swap
+ * at each step (1: the copy is written and synced, 2: renamed over
+ * data.mdb, 3: the environment reopened on it). */
+extern void (*gsnap_store__swap_hook)(gsnap_db *db, int step);
+/* Every write (gsnap_store__write) passes the shrink's writer gate before its
+ * map hold, and leaves it after its txn ended (swap.c). */
+void gsnap_store__write_enter(gsnap_db *db);
+void gsnap_store__write_leave(gsnap_db *db);
 /* Open LMDB table `name` in txn: GSNAP_NOTFOUND when absent (tables.c). */
 int gsnap_store__open_dbi(gsnap_db *db, MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *out);
 int gsnap_store__put_meta(gsnap_db *db, MDB_txn *txn, const struct gsnap_meta *m);

@@ -205,6 +205,7 @@ int gsnap_store__write(gsnap_db *db, gsnap_write_fn fn, void *ctx) {
         return gsnap_store__err(db, GSNAP_EBUSY, "a write transaction on '%s' started another write of "
                                 "the same database in its own thread", db->path);
     int rc = 0;
+    gsnap_store__write_enter(db); /* waits while a shrink copies and swaps the file (swap.c) */
     for (int attempt = 0;; attempt++) {
         int remap = 0;
         size_t seen = 0;
@@ -219,6 +220,7 @@ int gsnap_store__write(gsnap_db *db, gsnap_write_fn fn, void *ctx) {
         if (!remap || attempt >= 40) break;
         if ((rc = gsnap_store__remap(db, seen))) break;
     }
+    gsnap_store__write_leave(db);
     return rc;
 }
 

@@ -330,7 +330,8 @@ class Database(_Closing):
         return {k: getattr(st, k) for k, _ in _lib.DbStat._fields_}
 
     def compact(self) -> None:
-        """Merge all sorted runs into one."""
+        """Merge all sorted runs into one, then shrink the file when this
+        handle is the database's only user (gsnap_db_compact)."""
         self._check(lib.gsnap_db_compact(self._handle()), "compact")
 
     # -- ingest

@@ -163,12 +163,21 @@ int gsnap_merge__dir(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n, 
  * keeps its chunks (defer, run_writer.c). The main thread merges direction
  * 0 in the write txn meanwhile, finishes it, joins, and puts direction 1's
  * values after it (key order). The dense writer's count check (records
- * written = the inputs' count) still guards each direction. */
+ * written = the inputs' count) still guards each direction.
+ * The thread's read txn is begun by the calling thread (MDB_NOTLS lets the
+ * other thread use it), so a merge never fails for want of a reader slot:
+ * when none is free it runs both directions here, as a plain merge does.
+ * Direction 1's output is held in memory (about 12 bytes a record) until
+ * it is put; above GSNAP_MERGE_PAR_MAX records the merge stays on one
+ * thread, where LMDB can spill dirty pages, so the extra memory is bounded. */
+
+#define GSNAP_MERGE_PAR_MAX (1u << 24)
 
 typedef struct {
     gsnap_db *db;
     const gsnap_run *in;
     size_t n;
+    MDB_txn *rtxn;      /* begun by the caller (its map hold too), ended by it after the join */
     gsnap_run_writer w; /* direction 1 */
     uint64_t damaged;
     int rc;
@@ -177,14 +186,11 @@ typedef struct {
 
 static void *dir1_main(void *arg) {
     dir1_job *j = arg;
-    MDB_txn *rtxn = NULL;
     gsnap_run_reader *rr = calloc(j->n ? j->n : 1, sizeof *rr);
-    j->rc = rr ? gsnap_store__txn_begin(j->db, MDB_RDONLY, &rtxn) : GSNAP_ENOMEM;
+    j->rc = rr ? 0 : GSNAP_ENOMEM;
     if (j->rc == 0) {
-        j->rc = gsnap_merge__dir(j->db, rtxn, j->in, j->n, rr, &j->w, 1, &j->damaged);
+        j->rc = gsnap_merge__dir(j->db, j->rtxn, j->in, j->n, rr, &j->w, 1, &j->damaged);
         if (j->rc == 0 && !j->w.dense) j->rc = gsnap_run__writer_end_dir(&j->w); /* deferred: memory only */
-        mdb_txn_abort(rtxn);
-        gsnap_store__map_release(j->db);
     }
     for (size_t i = 0; rr && i < j->n; i++) gsnap_run__reader_free(&rr[i]);
     free(rr);
@@ -220,23 +226,31 @@ int gsnap_merge__dirs(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n,
                       gsnap_run_writer *w, uint64_t *damaged) {
     uint64_t in1 = 0;
     for (size_t i = 0; i < n; i++) in1 += in[i].info.nrec_dir[1];
-    if (gsnap_merge__use_plain || in1 == 0 || (w->dense ? !w->dcomp : !w->compact))
+    if (gsnap_merge__use_plain || in1 == 0 || in1 > GSNAP_MERGE_PAR_MAX || (w->dense ? !w->dcomp : !w->compact))
         return both_serial(db, txn, in, n, rr, w, damaged);
     dir1_job *j = calloc(1, sizeof *j);
     if (!j) return GSNAP_ENOMEM;
     j->db = db;
     j->in = in;
     j->n = n;
+    if (gsnap_store__txn_begin(db, MDB_RDONLY, &j->rtxn)) { /* no reader slot free: one thread */
+        free(j);
+        return both_serial(db, txn, in, n, rr, w, damaged);
+    }
     pthread_t th;
     int rc = dir1_writer(db, txn, w, &j->w);
     if (rc || pthread_create(&th, NULL, dir1_main, j) != 0) { /* one thread after all */
         gsnap_run__writer_free(&j->w);
+        mdb_txn_abort(j->rtxn);
+        gsnap_store__map_release(db);
         free(j);
         return rc ? rc : both_serial(db, txn, in, n, rr, w, damaged);
     }
     rc = gsnap_merge__dir(db, txn, in, n, rr, w, 0, damaged);
     if (rc == 0) rc = gsnap_run__writer_end_dir(w); /* direction 0's values first (key order) */
     pthread_join(th, NULL);
+    mdb_txn_abort(j->rtxn);
+    gsnap_store__map_release(db);
     if (rc == 0 && j->rc) {
         if (j->damaged) *damaged = j->damaged;
         rc = gsnap_store__err(db, j->rc, "%s", j->msg[0] ? j->msg : gsnap_strerror(j->rc));

@@ -220,6 +220,7 @@ int gsnap_db_compact(gsnap_db *db) {
     if (!db || db->magic != GSNAP_DB_MAGIC) return GSNAP_EINVAL;
     int rc = gsnap_store__compact(db, 1);
     if (rc || db->read_only) return rc;
+    gsnap_store__warm(db); /* index the new base, drop the merged runs' indexes (fence.c) */
     rc = gsnap_db_shrink(db, NULL);
     return db->map_lost ? rc : 0; /* only a handle left unusable is this call's failure */
 }

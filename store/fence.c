@@ -11,7 +11,8 @@
  * its node, the node before it, its byte offset and the records before it.
  * A seek then binary-searches the index in memory, descends to that chunk
  * by its exact key and walks at most GSNAP_FENCE_EVERY groups
- * (gsnap_run__seek_from, runs.c). About 3 bytes per group in memory.
+ * (gsnap_run__seek_from, runs.c). About 8 bytes per group in memory with
+ * the Bloom copies (0.38 bytes a record measured on an 8 M-record run).
  *
  * Runs never change and run ids are never reused, so an index built once is
  * right for as long as its run lives. The builder verifies each chunk's

@@ -223,7 +223,37 @@ static void verified_lru(void) {
     free(dir);
 }
 
+/* gsnap_db_compact merges every run away: the table drops their indexes
+ * there and then (they were kept until the next batch commit). */
+static void compact_prunes(void) {
+    char *dir = test_tmpdir("fence_compact");
+    uint64_t rng = 3, deg, ids[64];
+    gsnap_db *db;
+    gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
+    o.sync = GSNAP_SYNC_NONE;
+    OK(gsnap_db_open(dir, &o, &db));
+    g_sparse = 1;
+    OK(gsnap_degree(db, NULL, id(0), GSNAP_DIR_IN, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, &deg)); /* a querying process */
+    for (int b = 0; b < 6; b++) batch(db, &rng, 3000, (int64_t)b * 3000);
+    gsnap_read *rd;
+    OK(gsnap_read_begin(db, &rd));
+    size_t n = rd->nruns < 64 ? rd->nruns : 64;
+    for (size_t i = 0; i < n; i++) ids[i] = rd->runs[i].id;
+    gsnap_read_end(rd);
+    int indexed = 0;
+    for (size_t i = 0; i < n; i++) indexed += gsnap_fence__has(db, ids[i]);
+    CHECK(indexed > 0);
+    OK(gsnap_db_compact(db));
+    for (size_t i = 0; i < n; i++)
+        CHECK_MSG(!gsnap_fence__has(db, ids[i]), "run %llu was merged away by gsnap_db_compact but keeps its index",
+                  (unsigned long long)ids[i]);
+    gsnap_db_close(db);
+    test_rmdir(dir);
+    free(dir);
+}
+
 int main(void) {
+    compact_prunes();
     verified_lru();
     concurrent();
     run(0);

@@ -111,8 +111,8 @@ void gsnap_store__map_release(gsnap_db *db) {
  * held until gsnap_store__gate_open; GSNAP_EBUSY (this thread holds the map,
  * or holds remained after wait_ms: the gate is open again), or the map-lost
  * error. */
-int gsnap_store__gate_close(gsnap_db *db, long wait_ms) {
-    if (tls_holds > 0) return GSNAP_EBUSY;
+/* The CLOCK_REALTIME time wait_ms from now (pthread_cond_timedwait's). */
+struct timespec gsnap_store__deadline(long wait_ms) {
     struct timespec end;
     clock_gettime(CLOCK_REALTIME, &end);
     end.tv_sec += wait_ms / 1000;
@@ -121,6 +121,12 @@ int gsnap_store__gate_close(gsnap_db *db, long wait_ms) {
         end.tv_sec++;
         end.tv_nsec -= 1000000000L;
     }
+    return end;
+}
+
+int gsnap_store__gate_close(gsnap_db *db, long wait_ms) {
+    if (tls_holds > 0) return GSNAP_EBUSY;
+    struct timespec end = gsnap_store__deadline(wait_ms);
     pthread_mutex_lock(&db->lock);
     db->remap_waiting++;
     int timed_out = 0;

@@ -133,10 +133,8 @@ static uint32_t first_at_or_after(const unsigned char *recs, uint32_t nrec, uint
     return lo;
 }
 
-int gsnap_run__seek(gsnap_db *db, MDB_cursor *cur, uint64_t run_id, uint8_t dir, uint64_t node,
-                    gsnap_run_reader *rr, int verify) {
-    unsigned char key[GSNAP_DATA_KEY];
-    MDB_val k = {sizeof key, key}, v;
+/* A reader at no record yet (done until a chunk is loaded). */
+static void reader_start(gsnap_run_reader *rr, MDB_cursor *cur, uint64_t run_id, uint8_t dir, int verify) {
     rr->cur = cur;
     rr->run_id = run_id;
     rr->dir = dir;
@@ -144,6 +142,13 @@ int gsnap_run__seek(gsnap_db *db, MDB_cursor *cur, uint64_t run_id, uint8_t dir,
     rr->verify = verify;
     rr->recs = NULL;
     rr->nrec = 0;
+}
+
+int gsnap_run__seek(gsnap_db *db, MDB_cursor *cur, uint64_t run_id, uint8_t dir, uint64_t node,
+                    gsnap_run_reader *rr, int verify) {
+    unsigned char key[GSNAP_DATA_KEY];
+    MDB_val k = {sizeof key, key}, v;
+    reader_start(rr, cur, run_id, dir, verify);
     gsnap_run__data_key(key, run_id, dir, node, 0);
     int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
     int from_prev = 0;
@@ -205,13 +210,7 @@ int gsnap_run__seek_from(gsnap_db *db, MDB_cursor *cur, uint64_t run_id, uint8_t
                          uint32_t off, uint64_t prev, uint32_t before, uint64_t node, gsnap_run_reader *rr,
                          int verify) {
     MDB_val k = {GSNAP_DATA_KEY, (void *)key}, v;
-    rr->cur = cur;
-    rr->run_id = run_id;
-    rr->dir = dir;
-    rr->done = 1;
-    rr->verify = verify;
-    rr->recs = NULL;
-    rr->nrec = 0;
+    reader_start(rr, cur, run_id, dir, verify);
     int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
     if (rc == MDB_NOTFOUND)
         return gsnap_store__err(db, GSNAP_ECORRUPT, "run %llu: chunk at node %llu is missing from gs.data",

@@ -554,6 +554,7 @@ int gsnap_store__remap_pending(gsnap_db *db);   /* a thread waits to remap */
 /* The swap of the environment (swap.c): close the gate, waiting at most
  * wait_ms for the holds to end (0: db->lock held, no hold live; GSNAP_EBUSY:
  * they did not, or this thread holds one), then open it again. */
+struct timespec gsnap_store__deadline(long wait_ms);
 int gsnap_store__gate_close(gsnap_db *db, long wait_ms);
 void gsnap_store__gate_open(gsnap_db *db);
 int gsnap_store__thread_holds(void); /* map holds of the calling thread (all dbs) */

@@ -87,14 +87,7 @@ void gsnap_store__write_leave(gsnap_db *db) {
  * end (they wait for nothing of the shrink: a write holds its map hold and
  * the write lock only after the gate). 0, or GSNAP_EBUSY (gate open again). */
 static int writes_close(gsnap_db *db, long wait_ms) {
-    struct timespec end;
-    clock_gettime(CLOCK_REALTIME, &end);
-    end.tv_sec += wait_ms / 1000;
-    end.tv_nsec += (wait_ms % 1000) * 1000000L;
-    if (end.tv_nsec >= 1000000000L) {
-        end.tv_sec++;
-        end.tv_nsec -= 1000000000L;
-    }
+    struct timespec end = gsnap_store__deadline(wait_ms);
     pthread_mutex_lock(&db->lock);
     db->writes_closed++;
     int timed_out = 0;

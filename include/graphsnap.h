@@ -1699,8 +1699,9 @@ int gsnap_db_compact_history(const char *path, const gsnap_compact_options *opts
  * the shrink is done. Costs one sequential copy of the data in use.
  * Returns GSNAP_OK; GSNAP_EBUSY with the file as it was (a message in
  * gsnap_db_errmsg) when another process has the database open or is
- * shrinking it, when the calling thread holds a read view, or when read
- * views of other threads stayed open; GSNAP_EACCES for a read-only handle;
+ * shrinking it, when another thread is shrinking it through db, when the
+ * calling thread holds a read view, or when read views of other threads
+ * stayed open; GSNAP_EACCES for a read-only handle;
  * GSNAP_ENOSPC / GSNAP_EIO when the copy could not be written (removed,
  * the file as it was); when the environment cannot be reopened after the
  * swap (the data is safe on disk), the handle's map-lost error: close and

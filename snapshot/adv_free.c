@@ -7,26 +7,9 @@
  * commit that freed it).
  */
 #include "snapshot/adv_int.h"
-#include <stdio.h>
 
 /* Smallest txn id among live LMDB readers (UINT64_MAX when none). */
-typedef struct { uint64_t min; int header; } rdscan;
-static int reader_line(const char *msg, void *ctx) {
-    rdscan *r = ctx;
-    unsigned long long t;
-    char tid[64];
-    int pid;
-    if (sscanf(msg, "%d %63s %llu", &pid, tid, &t) == 3 && (uint64_t)t < r->min) r->min = t;
-    return 0;
-}
-
-uint64_t gsnap_adv__oldest_reader(gsnap_db *db) {
-    rdscan rs = {UINT64_MAX, 0};
-    int dead = 0;
-    mdb_reader_check(gsnap_store__env(db), &dead);
-    mdb_reader_list(gsnap_store__env(db), reader_line, &rs);
-    return rs.min;
-}
+uint64_t gsnap_adv__oldest_reader(gsnap_db *db) { return gsnap_store__oldest_reader(db); }
 
 int gsnap_adv__load_free(adv *a) {
     MDB_cursor *cur = NULL;

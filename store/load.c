@@ -344,8 +344,12 @@ static int load_finish(load_state *ls) {
         struct horizon_ctx hc = {ls->horizon, ls->horizon_t};
         if ((rc = gsnap_store__write(db, set_horizon_fn, &hc))) return rc;
     }
-    /* A bulk load may run with GSNAP_SYNC_NONE: make it durable once, here. */
-    return gsnap_store__mdb_err(db, mdb_env_sync(db->env, 1), "syncing the loaded database");
+    /* A bulk load may run with GSNAP_SYNC_NONE: make it durable once, here
+     * (under a map hold: a shrink cannot close the environment meanwhile). */
+    if ((rc = gsnap_store__map_hold(db))) return rc;
+    rc = gsnap_store__mdb_err(db, mdb_env_sync(db->env, 1), "syncing the loaded database");
+    gsnap_store__map_release(db);
+    return rc;
 }
 
 int gsnap_store__load(gsnap_db *db, FILE *f, const char *name, const gsnap_load_options *opts,

@@ -56,3 +56,23 @@ int gsnap_db_stats(gsnap_db *db, gsnap_db_stat *st) {
     gsnap_read_end(rd);
     return 0;
 }
+
+typedef struct { uint64_t min; } reader_scan;
+static int reader_line(const char *msg, void *ctx) {
+    reader_scan *r = ctx;
+    unsigned long long t;
+    char tid[64];
+    int pid;
+    if (sscanf(msg, "%d %63s %llu", &pid, tid, &t) == 3 && (uint64_t)t < r->min) r->min = t;
+    return 0;
+}
+
+uint64_t gsnap_store__oldest_reader(gsnap_db *db) {
+    reader_scan rs = {UINT64_MAX};
+    int dead = 0;
+    if (gsnap_store__map_hold(db)) return 0; /* the map is lost: say every reader may be old (nothing reused) */
+    mdb_reader_check(db->env, &dead);
+    mdb_reader_list(db->env, reader_line, &rs);
+    gsnap_store__map_release(db);
+    return rs.min;
+}

@@ -31,8 +31,15 @@ int gsnap_store__mdb_err(gsnap_db *db, int rc, const char *what);
 
 /* ---- environment and tables ---------------------------------------------- */
 
-/** The LMDB environment of the database (valid while db is open). */
+/** The LMDB environment of the database (valid while db is open and no
+ * gsnap_db_shrink swaps it: use it under a map hold, a read view or a
+ * write txn of this store). */
 MDB_env *gsnap_store__env(gsnap_db *db);
+
+/** Smallest txn id among the environment's live readers, dead readers'
+ * slots cleared first (UINT64_MAX when none; 0 when the map is lost).
+ * Takes a map hold, so a shrink cannot close the environment under it. */
+uint64_t gsnap_store__oldest_reader(gsnap_db *db);
 
 /** Flags the store was opened with. */
 unsigned gsnap_store__keep(const gsnap_db *db);

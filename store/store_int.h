@@ -197,6 +197,8 @@ struct gsnap_db {
     /* the shrink's writer gate (swap.c): writes wait while it is closed;
      * writes_in counts the writes past it (guarded by lock, gate_cv) */
     int writes_closed, writes_in;
+    int shrinking;     /* a gsnap_db_shrink of this handle runs (db->lock) */
+    uint64_t swap_gen; /* environments swapped in by shrinks (db->lock): table handles of an older one are void */
     int batch_open;
     struct gsnap_batch *batch;    /* the open batch (aborted by close) */
     uint64_t dir_dev, dir_ino;    /* the directory (one open per process) */

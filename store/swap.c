@@ -182,17 +182,32 @@ static int lock_tmp(gsnap_db *db, const char *tmp, int *fdp) {
 }
 
 /* Step 2: the compact copy into fd, the tables' flags and the txn id. */
-static int write_copy(gsnap_db *db, int fd, struct tab *t, int nt, uint64_t *txnid) {
+static int write_copy(gsnap_db *db, int fd, uint64_t *txnid) {
     int rc = gsnap_store__copy_fd(db, fd);
     MDB_txn *txn = NULL;
     if (rc == 0 && (rc = gsnap_store__txn_begin(db, MDB_RDONLY, &txn)) == 0) {
         *txnid = (uint64_t)mdb_txn_id(txn); /* the copy's: writes are closed */
-        for (int i = 0; i < nt && rc == 0; i++)
-            rc = gsnap_store__mdb_err(db, mdb_dbi_flags(txn, t[i].dbi, &t[i].flags), "reading a table's flags");
         mdb_txn_abort(txn);
         gsnap_store__map_release(db);
     }
     return rc;
+}
+
+/* The tables to open again, listed once the gate is closed (db->lock held,
+ * no hold live), so that a table another thread recorded during the copy
+ * is among them; one recorded after the swap is opened again on the new
+ * environment (gsnap_store__table retries when db->swap_gen moved). Their
+ * flags from a txn of the old environment, which only this thread uses now. */
+static int tables_now(gsnap_db *db, struct tab *t, int *nt) {
+    if (list_tables(db, t, nt))
+        return gsnap_store__err(db, GSNAP_EBUSY, "'%s' was not shrunk: its table handles have a gap that a "
+                                "reopened environment cannot reproduce (close and reopen the database, then shrink)",
+                                db->path);
+    MDB_txn *txn = NULL;
+    int rc = mdb_txn_begin(db->env, NULL, MDB_RDONLY, &txn);
+    for (int i = 0; rc == 0 && i < *nt; i++) rc = mdb_dbi_flags(txn, t[i].dbi, &t[i].flags);
+    if (txn) mdb_txn_abort(txn);
+    return rc ? gsnap_store__mdb_err(db, rc, "shrink: reading the tables' flags") : 0;
 }
 
 /* Step 4, after the rename: a new environment on data.mdb with the tables
@@ -232,12 +247,18 @@ static int reopen(gsnap_db *db, unsigned flags, size_t mapsize, unsigned maxread
 }
 
 /* Steps 3-4 (the copy of txn `txnid` is at tmp; writes closed, no hold). */
-static int swap_in(gsnap_db *db, const char *tmp, struct tab *t, int nt, uint64_t txnid) {
+static int swap_in(gsnap_db *db, const char *tmp, uint64_t txnid) {
     int rc = gsnap_store__gate_close(db, SWAP_WAIT_MS);
     if (rc == GSNAP_EBUSY)
         return gsnap_store__err(db, GSNAP_EBUSY, "'%s' was not shrunk: read views of other threads stayed open "
                                 "for %d ms (end them, then shrink again)", db->path, SWAP_WAIT_MS);
     if (rc) return rc;
+    struct tab t[7 + GSNAP_MAX_TABLES];
+    int nt = 0;
+    if ((rc = tables_now(db, t, &nt))) {
+        gsnap_store__gate_open(db);
+        return rc;
+    }
     /* db->lock held, no txn of this process live */
     char f[4200];
     unsigned flags = 0;
@@ -262,6 +283,7 @@ static int swap_in(gsnap_db *db, const char *tmp, struct tab *t, int nt, uint64_
     db->npool = 0;
     mdb_env_close(db->env);
     db->env = NULL;
+    db->swap_gen++; /* a table handle of the old environment not recorded yet is opened again */
     rc = reopen(db, flags, info.me_mapsize, maxreaders, t, nt);
     /* the new file is verified again as it is read */
     db->nverified = 0;
@@ -289,7 +311,16 @@ int gsnap_db_shrink(gsnap_db *db, gsnap_compact_report *report) {
     if (gsnap_store__thread_holds() > 0) {
         rc = gsnap_store__err(db, GSNAP_EBUSY, "'%s' was not shrunk: this thread holds a read view or transaction "
                               "(the swap needs every one ended)", db->path);
-        goto out;
+        goto out_busy;
+    }
+    pthread_mutex_lock(&db->lock);
+    int busy = db->shrinking;
+    db->shrinking = 1;
+    pthread_mutex_unlock(&db->lock);
+    if (busy) { /* the directory lock is this handle's: a second shrink would convert it under the first */
+        rc = gsnap_store__err(db, GSNAP_EBUSY, "'%s' was not shrunk: another thread of this process is shrinking it",
+                              db->path);
+        goto out_busy;
     }
     if ((rc = lock_tmp(db, tmp, &fd))) goto out;
     /* 1. no other process (LOCK_EX replaces this handle's LOCK_SH; when it
@@ -304,20 +335,11 @@ int gsnap_db_shrink(gsnap_db *db, gsnap_compact_report *report) {
     }
     /* 2. no write of this process from here to the end */
     if ((rc = writes_close(db, SWAP_WAIT_MS))) goto unlock_dir;
-    struct tab t[7 + GSNAP_MAX_TABLES];
-    int nt = 0;
-    pthread_mutex_lock(&db->lock);
-    int gap = list_tables(db, t, &nt);
-    pthread_mutex_unlock(&db->lock);
     uint64_t txnid = 0;
-    if (gap)
-        rc = gsnap_store__err(db, GSNAP_EBUSY, "'%s' was not shrunk: its table handles have a gap that a reopened "
-                              "environment cannot reproduce (close and reopen the database, then shrink)", db->path);
-    else
-        rc = write_copy(db, fd, t, nt, &txnid);
+    rc = write_copy(db, fd, &txnid);
     if (rc == 0) {
         hook(db, 1);
-        rc = swap_in(db, tmp, t, nt, txnid); /* 3, 4 */
+        rc = swap_in(db, tmp, txnid); /* 3, 4 */
     }
     writes_open(db);
     if (rc == 0) rep.shrunk = 1;
@@ -326,6 +348,10 @@ unlock_dir:
     flock(db->dir_fd, LOCK_SH); /* 5. */
 out:
     if (fd >= 0) close(fd); /* after the swap: the lock of step 0 on what is data.mdb now */
+    pthread_mutex_lock(&db->lock);
+    db->shrinking = 0;
+    pthread_mutex_unlock(&db->lock);
+out_busy:
     rep.bytes_after = file_bytes(f);
     rep.seconds = gsnap_now() - t0;
     if (report) *report = rep;

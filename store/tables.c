@@ -90,7 +90,9 @@ static int create_table_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
 int gsnap_store__table(gsnap_db *db, const char *name, unsigned flags, int create, MDB_dbi *out) {
     if (!db || !name || !out || strncmp(name, "gs.", 3) == 0 || strlen(name) >= 96)
         return gsnap_store__err(db, GSNAP_EINVAL, "bad table name '%s'", name ? name : "(null)");
+retry:
     pthread_mutex_lock(&db->lock);
+    uint64_t gen = db->swap_gen;
     for (int i = 0; i < db->ntables; i++)
         if (strcmp(db->tables[i].name, name) == 0) {
             *out = db->tables[i].dbi;
@@ -113,6 +115,10 @@ int gsnap_store__table(gsnap_db *db, const char *name, unsigned flags, int creat
     if (rc == GSNAP_NOTFOUND && create && !db->read_only) rc = gsnap_store__write(db, create_table_fn, &c);
     if (rc) return rc;
     pthread_mutex_lock(&db->lock);
+    if (db->swap_gen != gen) { /* a shrink swapped the environment: c.dbi is the old one's */
+        pthread_mutex_unlock(&db->lock);
+        goto retry;
+    }
     int found = 0;
     for (int i = 0; i < db->ntables; i++)
         if (strcmp(db->tables[i].name, name) == 0) found = 1;

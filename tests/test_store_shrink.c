@@ -386,6 +386,88 @@ static void case_retention_race(const char *dir, uint64_t *seed) {
     gsnap_db_close(db);
 }
 
+/* Case 6: a table another thread opens during the copy (after the shrink
+ * began, before the swap) is opened again on the new environment: its
+ * handle never names another table there (it kept the old environment's
+ * handle, which the new one gave to the next table opened: a put through
+ * it landed in that table). */
+static gsnap_db *g_tdb;
+static MDB_dbi g_foo;
+static int g_foo_rc = -1;
+static void *open_foo(void *a) {
+    (void)a;
+    g_foo_rc = gsnap_store__table(g_tdb, "case.foo", 0, 0, &g_foo);
+    return NULL;
+}
+static void table_hook(gsnap_db *db, int step) {
+    (void)db;
+    if (step != 1) return;
+    pthread_t th;
+    pthread_create(&th, NULL, open_foo, NULL);
+    pthread_join(th, NULL);
+}
+struct kv { MDB_dbi dbi; const char *k; };
+static int put_fn(gsnap_db *db, MDB_txn *txn, void *c) {
+    (void)db;
+    struct kv *x = c;
+    MDB_val k = {strlen(x->k), (void *)x->k}, v = {1, "x"};
+    return mdb_put(txn, x->dbi, &k, &v, 0);
+}
+static int has_key(gsnap_db *db, const char *table, const char *key) {
+    MDB_dbi d;
+    MDB_txn *t;
+    OK(gsnap_store__table(db, table, 0, 0, &d));
+    OK(gsnap_store__txn_begin(db, MDB_RDONLY, &t));
+    MDB_val k = {strlen(key), (void *)key}, v;
+    int found = mdb_get(t, d, &k, &v) == 0;
+    mdb_txn_abort(t);
+    gsnap_store__map_release(db);
+    return found;
+}
+static void case_table_race(const char *dir) {
+    gsnap_db *db = open_db(dir);
+    MDB_dbi a, b;
+    OK(gsnap_store__table(db, "case.foo", 0, 1, &a));
+    OK(gsnap_store__table(db, "case.bar", 0, 1, &b));
+    gsnap_db_close(db);
+    g_tdb = db = open_db(dir); /* neither table known to this handle */
+    gsnap_store__swap_hook = table_hook;
+    OK(gsnap_db_shrink(db, NULL));
+    gsnap_store__swap_hook = NULL;
+    OK(g_foo_rc);
+    MDB_dbi bar;
+    OK(gsnap_store__table(db, "case.bar", 0, 0, &bar));
+    CHECK_MSG(bar != g_foo, "case.foo and case.bar share handle %u after the swap", (unsigned)bar);
+    struct kv x = {g_foo, "k"};
+    OK(gsnap_store__write(db, put_fn, &x));
+    gsnap_db_close(db);
+    db = open_db(dir);
+    CHECK_MSG(has_key(db, "case.foo", "k") && !has_key(db, "case.bar", "k"), "a put through case.foo's handle "
+              "did not land in case.foo");
+    gsnap_db_close(db);
+}
+
+/* Case 7: the oldest-reader scan (snapshot advance's) takes a map hold, so
+ * shrinks in another thread never close the environment under it. */
+static volatile int g_scan_stop;
+static void *scanner(void *a) {
+    while (!g_scan_stop) (void)gsnap_store__oldest_reader(a);
+    return NULL;
+}
+static void case_scan_race(const char *dir, uint64_t *seed) {
+    gsnap_db *db = open_db(dir);
+    ingest(db, seed, 2, 500);
+    pthread_t th;
+    g_scan_stop = 0;
+    pthread_create(&th, NULL, scanner, db);
+    int shrunk = 0;
+    for (int i = 0; i < (test_small() ? 20 : 150); i++) shrunk += gsnap_db_shrink(db, NULL) == 0;
+    g_scan_stop = 1;
+    pthread_join(th, NULL);
+    CHECK(shrunk > 0);
+    gsnap_db_close(db);
+}
+
 int main(void) {
     char *dir = test_tmpdir("shrink");
     char sub[4096];
@@ -405,6 +487,12 @@ int main(void) {
     snprintf(sub, sizeof sub, "%s/e", dir);
     g_versions = 0;
     case_retention_race(sub, &seed);
+    snprintf(sub, sizeof sub, "%s/f", dir);
+    g_versions = 0;
+    case_table_race(sub);
+    snprintf(sub, sizeof sub, "%s/g", dir);
+    g_versions = 0;
+    case_scan_race(sub, &seed);
     if (!test_failures) test_rmdir(dir);
     free(dir);
     TEST_DONE();

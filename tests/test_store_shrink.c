@@ -449,20 +449,20 @@ static void case_table_race(const char *dir) {
 
 /* Case 7: the oldest-reader scan (snapshot advance's) takes a map hold, so
  * shrinks in another thread never close the environment under it. */
-static volatile int g_scan_stop;
+static int g_scan_stop; /* atomic */
 static void *scanner(void *a) {
-    while (!g_scan_stop) (void)gsnap_store__oldest_reader(a);
+    while (!__atomic_load_n(&g_scan_stop, __ATOMIC_RELAXED)) (void)gsnap_store__oldest_reader(a);
     return NULL;
 }
 static void case_scan_race(const char *dir, uint64_t *seed) {
     gsnap_db *db = open_db(dir);
     ingest(db, seed, 2, 500);
     pthread_t th;
-    g_scan_stop = 0;
+    __atomic_store_n(&g_scan_stop, 0, __ATOMIC_RELAXED);
     pthread_create(&th, NULL, scanner, db);
     int shrunk = 0;
     for (int i = 0; i < (test_small() ? 20 : 150); i++) shrunk += gsnap_db_shrink(db, NULL) == 0;
-    g_scan_stop = 1;
+    __atomic_store_n(&g_scan_stop, 1, __ATOMIC_RELAXED);
     pthread_join(th, NULL);
     CHECK(shrunk > 0);
     gsnap_db_close(db);

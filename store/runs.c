@@ -133,6 +133,18 @@ static uint32_t first_at_or_after(const unsigned char *recs, uint32_t nrec, uint
     return lo;
 }
 
+/* Both seeks end here: the reader at record lo of the loaded chunk, or,
+ * when lo is past its end, at the first record of the next chunk. */
+static int reader_at(gsnap_db *db, gsnap_run_reader *rr, uint64_t lo) {
+    rr->done = 0;
+    rr->pos = lo;
+    if (lo == rr->nrec) {
+        rr->pos = rr->nrec - 1;
+        return gsnap_run__reader_next(db, rr);
+    }
+    return cur_rec(db, rr);
+}
+
 /* A reader at no record yet (done until a chunk is loaded). */
 static void reader_start(gsnap_run_reader *rr, MDB_cursor *cur, uint64_t run_id, uint8_t dir, int verify) {
     rr->cur = cur;
@@ -192,13 +204,7 @@ int gsnap_run__seek(gsnap_db *db, MDB_cursor *cur, uint64_t run_id, uint8_t dir,
     } else {
         lo = first_at_or_after(rr->recs, (uint32_t)rr->nrec, node);
     }
-    rr->done = 0;
-    rr->pos = lo;
-    if (lo == rr->nrec) {
-        rr->pos = rr->nrec - 1;
-        return gsnap_run__reader_next(db, rr);
-    }
-    return cur_rec(db, rr);
+    return reader_at(db, rr, lo);
 }
 
 /* Seek `node` from a group of a known chunk (fence.c): descend to the chunk
@@ -228,13 +234,7 @@ int gsnap_run__seek_from(gsnap_db *db, MDB_cursor *cur, uint64_t run_id, uint8_t
     int g = gsnap_codec__skip_to(&rr->cc, node, &lo);
     if (g < 0) return chunk_bad(db, rr, key, rr->cc.why);
     lo = g == 0 ? rr->nrec : lo + before;
-    rr->done = 0;
-    rr->pos = lo;
-    if (lo == rr->nrec) {
-        rr->pos = rr->nrec - 1;
-        return gsnap_run__reader_next(db, rr);
-    }
-    return cur_rec(db, rr);
+    return reader_at(db, rr, lo);
 }
 
 /* GSD2 dense run: the next record, moving on to the next node with records. */

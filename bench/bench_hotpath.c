@@ -52,19 +52,6 @@
 #include "bench/bench_util.h"
 
 
-static FILE *outf;
-static void say(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    if (outf) {
-        va_start(ap, fmt);
-        vfprintf(outf, fmt, ap);
-        va_end(ap);
-    }
-    fflush(stdout);
-}
 static void die(const char *what, int rc) {
     fprintf(stderr, "bench_hotpath: %s: %s\n", what, gsnap_strerror(rc));
     exit(1);
@@ -169,7 +156,6 @@ typedef struct {
 } csr_run_ctx;
 
 typedef struct { double eps, eps_sync, csr_eps, refresh_per_batch, wait_per_batch, secs, cpu, bytes; uint64_t edges, redrawn; } lib_res;
-static double cpu_now(void);
 
 /* The library over `batches` batches; with c, the CSR sampler runs the same
  * batches interleaved in chunks of 10 (CSR chunk, then library chunk), each
@@ -268,12 +254,6 @@ static double spin_ceiling(unsigned n, double secs) {
 }
 
 /* CPU seconds of the process so far (all threads, user + system). */
-static double cpu_now(void) {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
-           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
-}
 
 static int cmp_dbl(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -309,7 +289,7 @@ int main(int argc, char **argv) {
         snprintf(defout, sizeof defout, "hotpath-%lld.txt", (long long)time(NULL));
         outp = defout;
     }
-    if (!(outf = fopen(outp, "w"))) { perror(outp); return 1; }
+    if (!(bench_out = fopen(outp, "w"))) { perror(outp); return 1; }
     int32_t fan[GSNAP_MAX_LAYERS];
     unsigned L = 0;
     for (const char *p = fans; *p && L < 8;) {
@@ -378,7 +358,7 @@ int main(int argc, char **argv) {
         char rm[600];
         snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
         if (system(rm) != 0) fprintf(stderr, "could not remove %s\n", dir);
-        fclose(outf);
+        fclose(bench_out);
         return 0;
     }
     static const gsnap_sample_mode modes[] = {GSNAP_MODE_FCR, GSNAP_MODE_FCR_SC, GSNAP_MODE_PSCR,
@@ -460,7 +440,7 @@ int main(int argc, char **argv) {
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-    fclose(outf);
+    fclose(bench_out);
     printf("# results written to %s\n", outp);
     return 0;
 }

@@ -41,16 +41,6 @@
 #include "bench/bench_util.h"
 
 
-static FILE *g_out;
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    if (g_out) { va_start(ap, fmt); vfprintf(g_out, fmt, ap); va_end(ap); }
-    fflush(stdout);
-}
 static uint64_t below(uint64_t *x, uint64_t n) { return (uint64_t)(((unsigned __int128)mix(x) * n) >> 64); }
 static void die(const char *what, const char *why) {
     fprintf(stderr, "bench_store_fbl: %s: %s\n", what, why);
@@ -374,7 +364,7 @@ static double ingest_phase(const char *gdir, const edge *e, size_t m, uint64_t n
 int main(int argc, char **argv) {
     opts_t o;
     parse(argc, argv, &o);
-    if (o.out && !(g_out = fopen(o.out, "w"))) die(o.out, "cannot create");
+    if (o.out && !(bench_out = fopen(o.out, "w"))) die(o.out, "cannot create");
     int bin = o.fmt ? !strcmp(o.fmt, "bin") : strstr(o.input, ".bin") != NULL;
     size_t m;
     edge *e = read_edges(o.input, bin, 0, &m);
@@ -425,6 +415,6 @@ int main(int argc, char **argv) {
     mdb_env_close(env);
     gsnap_db_close(db);
     nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-    if (g_out) fclose(g_out);
+    if (bench_out) fclose(bench_out);
     return 0;
 }

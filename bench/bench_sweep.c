@@ -26,31 +26,12 @@
 
 extern int gsnap_samp__sweep_mode; /* sampler/lazy_sweep.c: -1 policy, 0 never, 1 always */
 
-static FILE *outf;
-static void say(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    if (outf) {
-        va_start(ap, fmt);
-        vfprintf(outf, fmt, ap);
-        va_end(ap);
-    }
-    fflush(stdout);
-}
 
 static void die(const char *what, int rc) {
     fprintf(stderr, "bench_sweep: %s: %s\n", what, gsnap_strerror(rc));
     exit(1);
 }
 
-static double cpu_now(void) {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
-           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
-}
 
 static gsnap_db *load(const char *input, char *dir, size_t dlen) {
     size_t m;
@@ -112,7 +93,7 @@ int main(int argc, char **argv) {
         snprintf(defout, sizeof defout, "sweep-%lld.txt", (long long)time(NULL));
         outp = defout;
     }
-    if (!(outf = fopen(outp, "w"))) {
+    if (!(bench_out = fopen(outp, "w"))) {
         perror(outp);
         return 1;
     }
@@ -177,6 +158,6 @@ int main(int argc, char **argv) {
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "bench_sweep: could not remove %s\n", dir);
-    fclose(outf);
+    fclose(bench_out);
     return 0;
 }

@@ -1,14 +1,41 @@
 /* bench/bench_util.h -- what the benchmarks share: the edge list they read
  * (a binary file of {u64 src, u64 dst, i64 t} records as build/tools/rmat
  * --binary writes it, or text lines "src dst [t]"), a monotonic clock and a
- * seedable generator. Header-only: each benchmark is one program. */
+ * seedable generator, say() and cpu_now(). Header-only: each benchmark is one program. */
 #ifndef GSNAP_BENCH_UTIL_H
 #define GSNAP_BENCH_UTIL_H
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <time.h>
+
+/* The results file a benchmark writes (NULL: none); say() prints a line to
+ * stdout and to it. */
+static FILE *bench_out __attribute__((unused));
+static inline void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline void say(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    if (bench_out) {
+        va_start(ap, fmt);
+        vfprintf(bench_out, fmt, ap);
+        va_end(ap);
+    }
+    fflush(stdout);
+}
+
+/* CPU seconds of the process so far (user + system, every thread). */
+static inline double cpu_now(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+}
 
 typedef struct { uint64_t s, d; int64_t t; } edge;
 

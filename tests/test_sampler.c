@@ -8,17 +8,7 @@
 
 static uint64_t rng = 12345;
 
-/* Power-law-ish random graph: a few hubs, many small nodes. */
-static tsrc *make_graph(uint64_t n, uint64_t hubs) {
-    tsrc *t = tsrc_new();
-    for (uint64_t v = 0; v < n; v++) {
-        uint64_t d = v < hubs ? 60 + test_rand(&rng) % 340 : test_rand(&rng) % 21;
-        for (uint64_t i = 0; i < d; i++) tsrc_add(t, test_rand(&rng) % n, v, 1);
-    }
-    tsrc_add(t, 0, n - 1, 1); /* node bound = n */
-    tsrc_index(t);
-    return t;
-}
+static tsrc *make_graph(uint64_t n, uint64_t hubs) { return tsrc_hub_graph(&rng, n, hubs, 60, 340, 21); }
 
 static gsnap_sampler_options base_opts(gsnap_sample_mode m, unsigned L, const int32_t *f) {
     gsnap_sampler_options o = GSNAP_SAMPLER_OPTIONS_INIT;

@@ -16,16 +16,7 @@
 
 static uint64_t rng = 4242;
 
-static tsrc *make_graph(uint64_t n, uint64_t hubs) {
-    tsrc *t = tsrc_new();
-    for (uint64_t v = 0; v < n; v++) {
-        uint64_t d = v < hubs ? 40 + test_rand(&rng) % 300 : test_rand(&rng) % 25;
-        for (uint64_t i = 0; i < d; i++) tsrc_add(t, test_rand(&rng) % n, v, 1);
-    }
-    tsrc_add(t, 0, n - 1, 1); /* node bound = n */
-    tsrc_index(t);
-    return t;
-}
+static tsrc *make_graph(uint64_t n, uint64_t hubs) { return tsrc_hub_graph(&rng, n, hubs, 40, 300, 25); }
 
 static gsnap_sampler_options opts(gsnap_sample_mode m, uint32_t period, unsigned workers) {
     gsnap_sampler_options o = GSNAP_SAMPLER_OPTIONS_INIT;

@@ -127,4 +127,20 @@ static inline size_t tsrc_deg(tsrc *t, uint64_t v, uint64_t as_of) {
     free(b);
     return n;
 }
+/* A power-law-ish graph of n nodes for the sampler tests (test.h's
+ * test_rand must be in scope): each of the first `hubs` nodes gets
+ * hub_min + rand % hub_spread in-edges, every other node rand % spread,
+ * from uniformly drawn sources; node bound n. */
+static inline tsrc *tsrc_hub_graph(uint64_t *rng, uint64_t n, uint64_t hubs, uint64_t hub_min, uint64_t hub_spread,
+                                   uint64_t spread) {
+    tsrc *t = tsrc_new();
+    for (uint64_t v = 0; v < n; v++) {
+        uint64_t d = v < hubs ? hub_min + test_rand(rng) % hub_spread : test_rand(rng) % spread;
+        for (uint64_t i = 0; i < d; i++) tsrc_add(t, test_rand(rng) % n, v, 1);
+    }
+    tsrc_add(t, 0, n - 1, 1); /* node bound = n */
+    tsrc_index(t);
+    return t;
+}
+
 #endif

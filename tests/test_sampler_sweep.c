@@ -9,23 +9,13 @@
  * nothing themselves on one thread (with workers, at most what a chunk
  * being swept when a batch starts holds); the policy sweeps a cache only
  * after a probe generation showed that its batches touch most of its live
- * entries. On an
- * in-memory versioned graph (tests/test_sampler_src.h). */
+ * entries. On an in-memory versioned graph (tests/test_sampler_src.h). */
 #include "test.h"
 #include "test_sampler_src.h"
 
 static uint64_t rng = 777;
 
-static tsrc *make_graph(uint64_t n, uint64_t hubs) {
-    tsrc *t = tsrc_new();
-    for (uint64_t v = 0; v < n; v++) {
-        uint64_t d = v < hubs ? 40 + test_rand(&rng) % 200 : test_rand(&rng) % 30;
-        for (uint64_t i = 0; i < d; i++) tsrc_add(t, test_rand(&rng) % n, v, 1);
-    }
-    tsrc_add(t, 0, n - 1, 1); /* node bound = n */
-    tsrc_index(t);
-    return t;
-}
+static tsrc *make_graph(uint64_t n, uint64_t hubs) { return tsrc_hub_graph(&rng, n, hubs, 40, 200, 30); }
 
 static gsnap_sampler *open_on(tsrc *t, gsnap_sample_mode m, uint32_t period, unsigned w,
                               int lazy) {

@@ -28,14 +28,9 @@
  * the process (tests/test_snapshot_advance_random.c reads it). */
 uint64_t gsnap_adv__tail_nodes;
 
-int gsnap_adv__addonly_check(adv *a) {
-    gsnap_db_stat st;
-    a->addonly = 0;
-    if (a->T != a->cat.at_t || a->V < a->cat.at_version) return 0;
-    int rc = gsnap_db_stats(a->db, &st); /* after the view began: none now, none in it */
-    if (rc) return rc;
-    a->addonly = st.deletes == 0;
-    return 0;
+void gsnap_adv__addonly_check(adv *a) {
+    /* no delete up to the recompute's view: none between the old and the new (T, V) */
+    a->addonly = a->T == a->cat.at_t && a->V >= a->cat.at_version && gsnap_read__deletes(a->rd) == 0;
 }
 
 /* N_new(v) from the ids of N_old(v) (ascending) and v's appended adds, into

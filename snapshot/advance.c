@@ -144,7 +144,8 @@ static int recompute_phase(adv *a, const gsnap_advance_options *opts) {
     if (rc) return rc;
     a->rt = gsnap_read__txn(rd);
     a->rd = rd;
-    if (!(rc = setup(a, opts)) && !(rc = touched(a, rd)) && !(rc = gsnap_adv__addonly_check(a))) {
+    if (!(rc = setup(a, opts)) && !(rc = touched(a, rd))) {
+        gsnap_adv__addonly_check(a);
         progress(a, "recompute", 0, a->p.hops);
         if (!(rc = gsnap_adv__recompute(a))) rc = gsnap_adv__load_free(a);
     }

@@ -79,6 +79,10 @@ int gsnap_store__write(gsnap_db *db, gsnap_write_fn fn, void *ctx);
 /** The LMDB read transaction of a view (valid until gsnap_read_end). */
 MDB_txn *gsnap_read__txn(gsnap_read *rd);
 
+/** Delete events committed up to the view's version (gs.meta's count; it
+ * never goes down). */
+uint64_t gsnap_read__deletes(const gsnap_read *rd);
+
 /** Begin a read view if `rd` is NULL (then *owned is set to 1 and the caller
  *  ends it with gsnap_read_end), else use `rd` (*owned = 0). */
 int gsnap_read__use(gsnap_db *db, gsnap_read *rd, gsnap_read **out, int *owned);

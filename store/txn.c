@@ -273,6 +273,7 @@ int gsnap_read_begin(gsnap_db *db, gsnap_read **out) {
 uint64_t gsnap_read_version(const gsnap_read *rd) { return rd ? rd->meta.version : 0; }
 
 MDB_txn *gsnap_read__txn(gsnap_read *rd) { return rd->txn; }
+uint64_t gsnap_read__deletes(const gsnap_read *rd) { return rd->meta.deletes; }
 
 void gsnap_read_end(gsnap_read *rd) {
     if (!rd) return;

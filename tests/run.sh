@@ -5,16 +5,20 @@
 # JOBS=N runs up to N programs at once (each test works in its own mkdtemp
 # directory, so they do not share files); results are still printed in the
 # order given, and a test's log is build/.../tests/<name>.log as before.
+# Each PASS line ends with the test's wall seconds (to see what CI spends).
 jobs=${JOBS:-1}
 
 run_one() {
     t=$1
+    t0=$(date +%s)
     if [ -n "$GSNAP_VALGRIND" ]; then
         GSNAP_TEST_SMALL=1 valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite "$t" >"$t.log" 2>&1
     else
         "$t" >"$t.log" 2>&1
     fi
-    echo $? >"$t.rc"
+    rc=$?
+    echo $(( $(date +%s) - t0 )) >"$t.secs"
+    echo $rc >"$t.rc"
 }
 
 pass=0; fail=0; skip=0; failed=""
@@ -22,9 +26,10 @@ report_one() {
     t=$1
     name=$(basename "$t")
     rc=$(cat "$t.rc" 2>/dev/null || echo 255)
-    rm -f "$t.rc"
+    secs=$(cat "$t.secs" 2>/dev/null || echo "?")
+    rm -f "$t.rc" "$t.secs"
     case $rc in
-        0) pass=$((pass+1)); echo "PASS $name";;
+        0) pass=$((pass+1)); echo "PASS $name ($secs s)";;
         77) skip=$((skip+1)); echo "SKIP $name: $(tail -n 1 "$t.log")";;
         *) fail=$((fail+1)); failed="$failed $name"; echo "FAIL $name (exit $rc)"; tail -n 20 "$t.log" | sed 's/^/    /';;
     esac

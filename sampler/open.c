@@ -190,7 +190,7 @@ static int finish_open(gsnap_sampler *s) {
         if (!(s->touched = calloc(bound ? bound : 1, sizeof *s->touched))) return GSNAP_ENOMEM;
     }
     size_t nb = bound ? (size_t)bound : 1;
-    if (bound <= GSNAP_SAMP_MAX_NODES) {
+    if (bound <= (s->rp.ncache ? GSNAP_SAMP_MAX_NODES : GSNAP_SAMP_DSLOT_MAX_UNCACHED)) {
         if (!(s->dslot = calloc(nb, sizeof *s->dslot))) return GSNAP_ENOMEM;
     }
     if (s->o.max_staleness >= 0) {

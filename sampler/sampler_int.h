@@ -24,6 +24,12 @@
 #define GSNAP_SAMP_MAGIC 0x504d4153u   /* "SAMP" */
 #define GSNAP_SAMP_UNCACHED UINT32_MAX /* cnt of a node served from the store */
 #define GSNAP_SAMP_MAX_NODES (1ull << 31)
+/* Without caches (FBL) the dense node -> local index array (dslot, 8 bytes
+ * per id below the largest) is kept up to this many ids (1 GiB); above it
+ * the hash map serves, so that a store with a few huge ids does not reserve
+ * memory in proportion to them. The cached modes keep dslot: their image
+ * already costs more per id, and open checks that against the machine. */
+#define GSNAP_SAMP_DSLOT_MAX_UNCACHED (1ull << 27)
 #define GSNAP_SAMP_MAX_WORKERS 64
 
 /* Purposes of random draws (part of every key). */

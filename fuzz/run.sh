@@ -1,7 +1,8 @@
 #!/bin/sh
 # fuzz/run.sh -- build and run the libFuzzer targets (fuzz/fuzz_*.c).
 #
-#   sh fuzz/run.sh short [SECONDS]        every target for SECONDS (default 60): the CI run
+#   sh fuzz/run.sh short [SECONDS]        every target for SECONDS (default 60): the CI run;
+#                                         FUZZ_JOBS of them at once (default: the cores)
 #   sh fuzz/run.sh long TARGET RUNS       one target until RUNS executions (e.g. 10000000)
 #   sh fuzz/run.sh time TARGET SECONDS    one target for SECONDS
 #   sh fuzz/run.sh tally                  executions per target so far (from the tally file)
@@ -51,10 +52,24 @@ fail=0
 case $mode in
 short)
     secs=${2:-60}
+    # FUZZ_JOBS targets at once (default: the cores), each for SECONDS;
+    # a target's result line is printed when it ends
+    jobs=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
+    sdir=$B/logs/short-$$
+    mkdir -p "$sdir"
+    running=0
     for f in fuzz/fuzz_*.c; do
         n=$(basename "$f" .c); n=${n#fuzz_}
-        run_one "$n" -max_total_time="$secs" || fail=1
-    done;;
+        (run_one "$n" -max_total_time="$secs" > "$sdir/$n.out" 2>&1; echo $? > "$sdir/$n.rc"; cat "$sdir/$n.out") &
+        running=$((running + 1))
+        if [ "$running" -ge "$jobs" ]; then wait; running=0; fi
+    done
+    wait
+    for f in fuzz/fuzz_*.c; do
+        n=$(basename "$f" .c); n=${n#fuzz_}
+        [ "$(cat "$sdir/$n.rc" 2>/dev/null)" = 0 ] || { fail=1; echo "fuzz $n: FAILED (see above)"; }
+    done
+    rm -rf "$sdir";;
 long)
     run_one "$2" -runs="$3" || fail=1;;
 time)

@@ -9,6 +9,9 @@ set -eu
 cd "$(dirname "$0")/.."
 scripts/deps.sh build test data
 jobs=$(nproc 2>/dev/null || echo 2)
+# the suite runs JOBS test programs at once (tests/run.sh; each works in a
+# directory of its own); JOBS=1 runs them one by one
+export JOBS=${JOBS:-$jobs}
 make -j"$jobs" all
 # The real PGP stream for the tests that use it (they skip without it).
 scripts/fetch_pgp.sh || echo "test.sh: PGP data could not be fetched; the tests that need it will skip" >&2

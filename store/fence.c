@@ -16,9 +16,10 @@
  *
  * Runs never change and run ids are never reused, so an index built once is
  * right for as long as its run lives. The builder verifies each chunk's
- * XXH3 before walking it, and the reader verifies the chunk again (once per
- * process, db->chunk_ok) before decoding it, so nothing read from the map is
- * trusted unverified. Lifetime: the table (db->fences) holds one reference
+ * XXH3 before walking it and the reader before decoding it, both through
+ * gsnap_run__chunk_verified (runs.c: once per process and chunk,
+ * db->chunk_ok; the chunks warm.c has just verified are not hashed again),
+ * so nothing read from the map is trusted unverified. Lifetime: the table (db->fences) holds one reference
  * per index and drops it when warm.c sees the run merged away; each view
  * holds one reference per index it uses (taken at its first query, dropped
  * by gsnap_read_end), so a view that still sees a merged-away run keeps its
@@ -164,7 +165,10 @@ static int build_dir(gsnap_db *db, MDB_txn *txn, uint64_t run_id, uint8_t dir, f
         memcpy(&h, v.mv_data, sizeof h);
         const unsigned char *pay = (const unsigned char *)v.mv_data + sizeof h;
         size_t plen = v.mv_size - sizeof h;
-        if (h.magic != GSNAP_CHUNK2_MAGIC || XXH3_64bits(pay, plen) != h.xxh3) { rc = GSNAP_ECORRUPT; break; }
+        if (h.magic != GSNAP_CHUNK2_MAGIC || !gsnap_run__chunk_verified(db, kp, pay, plen, h.xxh3, 2)) {
+            rc = GSNAP_ECORRUPT;
+            break;
+        }
         if (d->nc == d->ccap) {
             size_t nc = d->ccap ? d->ccap * 2 : 64;
             void *nk = realloc(d->key, nc * GSNAP_DATA_KEY);

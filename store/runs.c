@@ -32,6 +32,20 @@ static int chunk_bad(gsnap_db *db, const gsnap_run_reader *rr, const unsigned ch
                             why);
 }
 
+int gsnap_run__chunk_verified(gsnap_db *db, const unsigned char *kp, const unsigned char *pay, size_t plen,
+                              uint64_t xxh3, int verify) {
+    if (verify == 0) return 1;
+    uint64_t kh = 0, *slot = NULL;
+    if (verify == 2) {
+        kh = XXH3_64bits(kp, GSNAP_DATA_KEY) | 1; /* never 0: 0 marks an empty slot */
+        slot = &db->chunk_ok[kh % GSNAP_CHUNK_CACHE];
+        if (__atomic_load_n(slot, __ATOMIC_RELAXED) == kh) return 1;
+    }
+    if (XXH3_64bits(pay, plen) != xxh3) return 0;
+    if (slot) __atomic_store_n(slot, kh, __ATOMIC_RELAXED);
+    return 1;
+}
+
 /* Check the chunk at the cursor's current key/value and make it rr's, not
  * positioned (then pos 0: cur_rec, or seek); returns 1 when the key belongs
  * to (run, dir), 0 when it does not, <0 on error. GSC1 holds raw records,
@@ -54,20 +68,12 @@ static int load_chunk(gsnap_db *db, gsnap_run_reader *rr, const MDB_val *k, cons
         return gsnap_store__err(db, GSNAP_ECORRUPT, "run %llu: malformed chunk (magic %08x, %u records, %zu bytes)",
                                 (unsigned long long)rr->run_id, h.magic, h.nrec, v->mv_size);
     const unsigned char *recs = (const unsigned char *)v->mv_data + sizeof h;
-    uint64_t kh = 0, *slot = NULL;
-    int check = rr->verify == 1;
-    if (rr->verify == 2) {
-        kh = XXH3_64bits(kp, GSNAP_DATA_KEY) | 1; /* never 0: 0 marks an empty slot */
-        slot = &db->chunk_ok[kh % GSNAP_CHUNK_CACHE];
-        check = __atomic_load_n(slot, __ATOMIC_RELAXED) != kh;
-    }
-    if (check && XXH3_64bits(recs, plen) != h.xxh3) {
+    if (!gsnap_run__chunk_verified(db, kp, recs, plen, h.xxh3, rr->verify)) {
         if (compact && gsnap_codec__malformed(recs, plen, h.nrec, &rr->cc)) /* say which */
             return chunk_bad(db, rr, kp, rr->cc.why);
         return gsnap_store__err(db, GSNAP_ECHECKSUM, "run %llu: chunk checksum mismatch",
                                 (unsigned long long)rr->run_id);
     }
-    if (check && slot) __atomic_store_n(slot, kh, __ATOMIC_RELAXED);
     if (rr->copy) {
         if (rr->own_cap < plen) {
             unsigned char *no = realloc(rr->own, plen);

@@ -675,6 +675,14 @@ typedef struct {
 int gsnap_run__reader_open(gsnap_run_reader *rr, gsnap_db *db, MDB_txn *txn,
                            const gsnap_run *run, uint8_t dir, uint64_t from_node, int verify,
                            int copy);
+/* Whether a chunk's payload (pay, plen) matches its header's checksum xxh3;
+ * kp is its GSNAP_DATA_KEY-byte key. verify as in the reader: 1 hash it,
+ * 2 hash it once per process and chunk (db->chunk_ok: a chunk that passed
+ * is not hashed again; run ids are never reused, so a key names one
+ * content), 0 trust it. Both the readers and the fence index builder
+ * (fence.c) check chunks through it. */
+int gsnap_run__chunk_verified(gsnap_db *db, const unsigned char *kp, const unsigned char *pay, size_t plen,
+                              uint64_t xxh3, int verify);
 /* Current record (only when !done). */
 static inline void gsnap_run__reader_peek(const gsnap_run_reader *rr, gsnap_rec *r) {
     assert(!rr->done && rr->pos < rr->nrec); /* never read past the chunk */

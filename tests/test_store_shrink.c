@@ -20,6 +20,7 @@
  *      retention copied first and took the directory exclusively after).
  */
 #include "test.h"
+#include <poll.h>
 #include "store/store_int.h"
 
 #include <pthread.h>
@@ -342,15 +343,21 @@ static void case_retention_race(const char *dir, uint64_t *seed) {
     char tmp[4200], tmp2[4200]; /* retention's copy: data.mdb.compact before, data.mdb.shrink now */
     snprintf(tmp, sizeof tmp, "%s/data.mdb.compact", dir);
     snprintf(tmp2, sizeof tmp2, "%s/data.mdb.shrink", dir);
-    int from_child[2];
-    CHECK(pipe(from_child) == 0);
+    int from_child[2], to_child[2];
+    CHECK(pipe(from_child) == 0 && pipe(to_child) == 0);
     pid_t pid = fork();
     if (pid == 0) {
         gsnap_db *cdb = open_db(dir);
         char c = cdb ? 'o' : 'x';
         if (write(from_child[1], &c, 1) != 1 || !cdb) _exit(3);
-        for (int i = 0; i < 200000 && access(tmp, F_OK) != 0 && access(tmp2, F_OK) != 0; i++) usleep(20);
-        usleep(2000); /* the copy's read txn has begun */
+        /* until the copy appears, or the parent says compact_history has
+         * returned (it may end without a copy, or between two looks: the
+         * wait used to run its full 200,000 turns then, 20-40 s) */
+        struct pollfd done = {to_child[0], POLLIN, 0};
+        int over = 0;
+        for (int i = 0; i < 200000 && !over && access(tmp, F_OK) != 0 && access(tmp2, F_OK) != 0; i++)
+            over = poll(&done, 1, 0) > 0 || (usleep(20), 0);
+        if (!over) usleep(2000); /* the copy's read txn has begun */
         gsnap_batch *b = NULL;
         uint64_t v = 0;
         int rc = gsnap_batch_begin(cdb, &b);
@@ -369,12 +376,15 @@ static void case_retention_race(const char *dir, uint64_t *seed) {
     int rc = gsnap_db_compact_history(dir, &co, &rep);
     CHECK(rc == 0 || rc == GSNAP_EBUSY);
     if (getenv("SHRINK_DEBUG")) fprintf(stderr, "compact_history %d shrunk %d\n", rc, rep.shrunk);
+    CHECK(write(to_child[1], "d", 1) == 1);
     int status = 0;
     waitpid(pid, &status, 0);
     c = 0;
     CHECK(read(from_child[0], &c, 1) == 1);
     close(from_child[0]);
     close(from_child[1]);
+    close(to_child[0]);
+    close(to_child[1]);
     db = open_db(dir);
     CHECK(db != NULL);
     if (!db) return;
@@ -461,7 +471,9 @@ static void case_scan_race(const char *dir, uint64_t *seed) {
     __atomic_store_n(&g_scan_stop, 0, __ATOMIC_RELAXED);
     pthread_create(&th, NULL, scanner, db);
     int shrunk = 0;
-    for (int i = 0; i < (test_small() ? 20 : 150); i++) shrunk += gsnap_db_shrink(db, NULL) == 0;
+    /* 40 shrinks: plenty of overlap with the scans (150 took 0.7-5.4 s
+     * here; a shrink may wait up to SWAP_WAIT_MS for the scanner's hold) */
+    for (int i = 0; i < (test_small() ? 10 : 40); i++) shrunk += gsnap_db_shrink(db, NULL) == 0;
     __atomic_store_n(&g_scan_stop, 1, __ATOMIC_RELAXED);
     pthread_join(th, NULL);
     CHECK(shrunk > 0);
@@ -472,31 +484,54 @@ static void case_scan_race(const char *dir, uint64_t *seed) {
  * (valgrind checks each child's heap at its exit) */
 static char *dir;
 
+/* The seconds each case took, in the log (the cases wait on each other's
+ * threads and processes: which one is slow on a busy machine). */
+static double g_t0;
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+static void case_done(const char *name) {
+    double t = now_s();
+    printf("case %s: %.2f s\n", name, t - g_t0);
+    fflush(stdout);
+    g_t0 = t;
+}
+
 int main(void) {
+    g_t0 = now_s();
     dir = test_tmpdir("shrink");
     char sub[4096];
     uint64_t seed = 20261123;
     snprintf(sub, sizeof sub, "%s/a", dir);
     g_versions = 0;
     case_shrink(sub, &seed);
+    case_done("shrink");
     snprintf(sub, sizeof sub, "%s/b", dir);
     g_versions = 0;
     case_refused(sub, &seed);
+    case_done("refused");
     snprintf(sub, sizeof sub, "%s/c", dir);
     g_versions = 0;
     case_crash(sub, &seed);
+    case_done("crash");
     snprintf(sub, sizeof sub, "%s/d", dir);
     g_versions = 0;
     case_threads(sub, &seed);
+    case_done("threads");
     snprintf(sub, sizeof sub, "%s/e", dir);
     g_versions = 0;
     case_retention_race(sub, &seed);
+    case_done("retention_race");
     snprintf(sub, sizeof sub, "%s/f", dir);
     g_versions = 0;
     case_table_race(sub);
+    case_done("table_race");
     snprintf(sub, sizeof sub, "%s/g", dir);
     g_versions = 0;
     case_scan_race(sub, &seed);
+    case_done("scan_race");
     if (!test_failures) test_rmdir(dir);
     free(dir);
     TEST_DONE();

@@ -4,7 +4,8 @@
 # prints the exact command and stops), builds, and runs the test suite, which
 # ends with the line "N passed, N failed, N skipped", then the Python tests.
 #   scripts/test.sh            build + test suite
-#   scripts/test.sh --sanitize also the suite under ASan+UBSan and UBSan alone
+#   scripts/test.sh --sanitize also the suite under ASan+UBSan (one build, both
+#                              sanitizers; `make ubsan` runs UBSan alone)
 set -eu
 cd "$(dirname "$0")/.."
 scripts/deps.sh build test data
@@ -32,5 +33,4 @@ else
 fi
 if [ "${1:-}" = "--sanitize" ]; then
     make -j"$jobs" asan
-    make -j"$jobs" ubsan
 fi

@@ -14,8 +14,9 @@ run_one() {
     if [ -n "$GSNAP_VALGRIND" ]; then
         # --fair-sched=yes: valgrind runs one thread at a time, and its default
         # lock lets a thread that loops on a mutex take it again and again
-        # (test_store_shrink's shrink under a reader and a writer: 20-290 s,
-        # 6 s with the fair ticket lock)
+        # (test_store_shrink's shrinks beside a reader and a writer thread:
+        # 48 s, beside a scanner thread: 154 s; about 1 s each with the fair
+        # ticket lock, the whole test 206 s -> 6 s)
         GSNAP_TEST_SMALL=1 valgrind -q --fair-sched=yes --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite "$t" >"$t.log" 2>&1
     else
         "$t" >"$t.log" 2>&1

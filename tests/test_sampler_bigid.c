@@ -37,46 +37,66 @@ static uint64_t vm_size(void) {
     return kb * 1024;
 }
 
-/* A store of its own holding `big` (opened in a child: an LMDB environment
- * must not be used across fork), then, with the child's address space
- * allowed to grow by at most 2 GiB, an FBL sampler (no snapshot) and one
- * batch seeded at `big` and a small id. The exit status: 0 when all of it
- * worked, else the error code. */
-static void fill(gsnap_db *db, uint64_t big) {
-    gsnap_batch *bt;
-    OK(gsnap_batch_begin(db, &bt));
-    for (uint64_t i = 0; i < 50; i++) OK(gsnap_batch_add(bt, i, (i * 7) % 50, (int64_t)i));
-    OK(gsnap_batch_add(bt, 3, big, 100));
-    OK(gsnap_batch_add(bt, big, 4, 101));
-    OK(gsnap_batch_commit(bt, NULL));
+/* A new store in dir holding 50 small edges and two with node id `big`;
+ * NULL (the error printed) when any step fails. */
+static gsnap_db *open_filled(const char *dir, uint64_t big) {
+    gsnap_db *db = NULL;
+    gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
+    o.sync = GSNAP_SYNC_NONE;
+    gsnap_batch *bt = NULL;
+    int rc = gsnap_db_open(dir, &o, &db);
+    if (!rc) rc = gsnap_batch_begin(db, &bt);
+    for (uint64_t i = 0; !rc && i < 50; i++) rc = gsnap_batch_add(bt, i, (i * 7) % 50, (int64_t)i);
+    if (!rc) rc = gsnap_batch_add(bt, 3, big, 100);
+    if (!rc) rc = gsnap_batch_add(bt, big, 4, 101);
+    if (!rc) {
+        rc = gsnap_batch_commit(bt, NULL);
+        bt = NULL; /* freed by the commit in every case */
+    }
+    if (!rc) return db;
+    fprintf(stderr, "store with id %llu: %s\n", (unsigned long long)big, gsnap_strerror(rc));
+    gsnap_batch_abort(bt);
+    gsnap_db_close(db);
+    return NULL;
 }
 
+/* Two layers of fanout 5 in `mode`. */
+static gsnap_sampler_options two_layers(gsnap_sample_mode mode) {
+    gsnap_sampler_options so = GSNAP_SAMPLER_OPTIONS_INIT;
+    so.layers = 2;
+    so.fanouts[0] = 5;
+    so.fanouts[1] = 5;
+    so.mode = mode;
+    return so;
+}
+
+/* In a child (an LMDB environment must not be used across fork, so it
+ * makes a store of its own), with the address space allowed to grow by at
+ * most 2 GiB: an FBL sampler (no snapshot) and one batch seeded at `big`
+ * and a small id. 0 when all of it worked, else 1 (the error on stderr). */
 static int fbl_capped(uint64_t big) {
     char *dir = test_tmpdir("bigid-cap");
     pid_t pid = fork();
     if (pid < 0) return -1;
     if (pid == 0) {
-        gsnap_db *db = NULL;
-        gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
-        o.sync = GSNAP_SYNC_NONE;
-        if (gsnap_db_open(dir, &o, &db)) _exit(101);
-        fill(db, big);
+        gsnap_db *db = open_filled(dir, big);
+        if (!db) _exit(1);
         struct rlimit rl;
         rl.rlim_cur = rl.rlim_max = (rlim_t)(vm_size() + (2ull << 30));
-        if (setrlimit(RLIMIT_AS, &rl) != 0) _exit(100);
-        gsnap_sampler_options so = GSNAP_SAMPLER_OPTIONS_INIT;
-        so.layers = 2;
-        so.fanouts[0] = 5;
-        so.fanouts[1] = 5;
-        so.mode = GSNAP_MODE_FBL;
+        if (setrlimit(RLIMIT_AS, &rl) != 0) _exit(1);
+        gsnap_sampler_options so = two_layers(GSNAP_MODE_FBL);
         gsnap_sampler *s = NULL;
         int rc = gsnap_sampler_open(db, NULL, &so, &s);
-        if (rc) _exit(rc < 0 ? -rc : rc);
-        uint64_t seeds[2] = {big, 3};
-        const void *buf;
-        size_t len;
-        rc = gsnap_sampler_next(s, seeds, 2, &buf, &len);
-        _exit(rc < 0 ? -rc : rc);
+        if (!rc) {
+            uint64_t seeds[2] = {big, 3};
+            const void *buf;
+            size_t len;
+            rc = gsnap_sampler_next(s, seeds, 2, &buf, &len);
+        }
+        if (rc)
+            fprintf(stderr, "FBL with id %llu under the cap: %s %s\n", (unsigned long long)big, gsnap_strerror(rc),
+                    gsnap_db_errmsg(db));
+        _exit(rc ? 1 : 0);
     }
     int st = 0;
     int got = waitpid(pid, &st, 0) == pid && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
@@ -87,19 +107,13 @@ static int fbl_capped(uint64_t big) {
 
 static void one(uint64_t big, int want) {
     char *dir = test_tmpdir("bigid");
-    gsnap_db *db = NULL;
-    gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
-    o.sync = GSNAP_SYNC_NONE;
-    OK(gsnap_db_open(dir, &o, &db));
-    fill(db, big);
+    gsnap_db *db = open_filled(dir, big);
+    CHECK(db != NULL);
+    if (!db) return;
     gsnap_snapshot_options so = GSNAP_SNAPSHOT_OPTIONS_INIT;
     so.hops = 2;
     OK(gsnap_snapshot_create(db, "s", &so, NULL));
-    gsnap_sampler_options sopt = GSNAP_SAMPLER_OPTIONS_INIT;
-    sopt.layers = 2;
-    sopt.fanouts[0] = 5;
-    sopt.fanouts[1] = 5;
-    sopt.mode = GSNAP_MODE_FCR;
+    gsnap_sampler_options sopt = two_layers(GSNAP_MODE_FCR);
     gsnap_sampler *s = NULL;
     int rc = gsnap_sampler_open(db, "s", &sopt, &s);
     char id[32];

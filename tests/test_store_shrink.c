@@ -15,9 +15,12 @@
  *      every list as before, check clean, and it shrinks afterwards.
  *   4. Shrinks while a reader thread and a writer thread work on the same
  *      handle: no errors, every commit there, check clean.
- *   5. Retention (gsnap_db_compact_history) while another process commits
- *      during its copy and then closes: the commit stays (it was lost when
- *      retention copied first and took the directory exclusively after).
+ *   5. Retention (gsnap_db_compact_history) while another process holds
+ *      the database and commits: the commit stays. Retention now takes the
+ *      directory exclusively first, so it returns GSNAP_EBUSY before any
+ *      copy; should it copy first again (the order in which the commit was
+ *      lost), the child commits as soon as the copy file appears and the
+ *      lost commit fails the check.
  */
 #include "test.h"
 #include <poll.h>

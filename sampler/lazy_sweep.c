@@ -56,8 +56,8 @@ int gsnap_samp__lazy_sweep(gsnap_samp__image *im, unsigned ci, size_t lo, size_t
     for (size_t j = lo; j < hi; j++) {
         if (j + AHEAD < hi) {
             const uint32_t *p = h->slot + (uint64_t)live[j + AHEAD] * h->stride;
-            __builtin_prefetch(p, 1);
-            __builtin_prefetch(p + h->stride - 1, 1);
+            gsnap_samp__prefetch_w(p);
+            gsnap_samp__prefetch_w(p + h->stride - 1);
             __builtin_prefetch(im->lz_off + live[j + AHEAD]);
         }
         if (j + AHEAD / 2 < hi) __builtin_prefetch(im->lz_adj + im->lz_off[live[j + AHEAD / 2]]);

@@ -136,7 +136,8 @@ static inline uint32_t local_get_add(gsnap_sampler *s, uint64_t key, uint32_t ne
 #define RES(arr, cap, n) gsnap_vec_reserve((void **)&(arr), &(cap), (n), sizeof *(arr))
 
 /* Prefetch the serving slot of dst[i + 8]; lazy: the neighbour-list offset
- * (dst[i + 4]) and list (dst[i + 2]) of a stale entry (its slot fetched). */
+ * (dst[i + 4]) and list (dst[i + 2]) of a stale entry (its slot fetched),
+ * and that slot again for writing (dst[i + 4]). */
 static inline void prefetch_ahead(const gsnap_samp__image *im, const gsnap_samp__hotc *hc,
                                   const uint64_t *dst, uint32_t ndst, uint32_t i, int lazy,
                                   uint32_t want) {
@@ -151,9 +152,14 @@ static inline void prefetch_ahead(const gsnap_samp__image *im, const gsnap_samp_
         uint32_t a = i + 4 - 2 * (uint32_t)k, st;
         if (a < ndst && dst[a] < nn &&
             (st = __atomic_load_n(&hc->slot[dst[a] * hc->stride + 1], __ATOMIC_RELAXED)) != want &&
-            st != GSNAP_SAMP_LZ_ALL)
-            __builtin_prefetch(k ? (const void *)(im->lz_adj + im->lz_off[dst[a]])
-                                 : (const void *)(im->lz_off + dst[a]));
+            st != GSNAP_SAMP_LZ_ALL) {
+            if (k) {
+                __builtin_prefetch(im->lz_adj + im->lz_off[dst[a]]);
+            } else { /* stale: the slot is rewritten (sampler_int.h, prefetch_w) */
+                __builtin_prefetch(im->lz_off + dst[a]);
+                gsnap_samp__prefetch_w(hc->slot + dst[a] * hc->stride);
+            }
+        }
     }
 }
 

@@ -316,6 +316,20 @@ uint64_t gsnap_samp__lazy_checksum(const gsnap_samp__image *im);
 long gsnap_samp__entry_now(const gsnap_samp__image *im, unsigned ci, uint64_t v,
                            uint64_t *out);
 
+/* Prefetch p's line for writing: in a state this core may write without
+ * asking the others. A read prefetch (what __builtin_prefetch(p, 1) gives
+ * without -mprfchw) brings a line shared with another core in the shared
+ * state, and the first write then stalls on the invalidation; with two
+ * workers the lazy entries a sweep rewrites are in both cores' caches.
+ * PREFETCHW (0F 0D /1) is a no-op on x86-64 processors without it. */
+static inline void gsnap_samp__prefetch_w(const void *p) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    __asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
+#else
+    __builtin_prefetch(p, 1);
+#endif
+}
+
 /* lazy_sweep.c: a generation's redraws up front ------------------------------ */
 /* hot[ci].live of a lazy image: its cached nodes not stamped ALL, ascending. */
 int gsnap_samp__lazy_live(gsnap_samp__image *im, unsigned ci);

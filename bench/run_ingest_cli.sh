@@ -7,7 +7,8 @@
 #   OLD=/tmp/ingest2/base/build sh bench/run_ingest_cli.sh   # and an older build, A/B
 #
 # Inputs: R-MAT SCALE 18 x16 (build/tools/rmat --scale 18 --edge-factor 16
-# --seed 1, TSV, written under $DIR) and data/pgp.tsv when present. Per
+# --seed 1, TSV, written under $DIR), data/pgp.tsv when present, and with
+# RMAT20=1 R-MAT SCALE 20 x16 too (the same generator, 373 MB of TSV). Per
 # round and input, old and new alternate (old first in odd rounds, new
 # first in even ones), each into a fresh database:
 #   B/graphsnap init DB; nice -n 5 B/graphsnap ingest -d DB FILE --json
@@ -35,6 +36,11 @@ R18=$DIR/rmat18.tsv
 [ -s "$R18" ] || "$NEW/tools/rmat" --scale 18 --edge-factor 16 --seed 1 --out "$R18" 2> /dev/null
 INPUTS=$R18
 [ -s data/pgp.tsv ] && INPUTS="$INPUTS data/pgp.tsv"
+if [ "${RMAT20:-0}" = 1 ]; then
+    R20=$DIR/rmat20.tsv
+    [ -s "$R20" ] || "$NEW/tools/rmat" --scale 20 --edge-factor 16 --seed 1 --out "$R20" 2> /dev/null
+    INPUTS="$INPUTS $R20"
+fi
 
 rate() { sed -n 's/.*"edges_per_second":\([0-9.]*\).*/\1/p'; }
 one() { # build-dir label file

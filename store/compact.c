@@ -107,7 +107,44 @@ out:
 
 /* ---- compaction ----------------------------------------------------------- */
 
-struct compact_ctx { int all; int merged; };
+struct compact_ctx {
+    int all;
+    int merged;      /* this write merged runs (or marked one damaged) */
+    int base;        /* its merge was into the base */
+    int no_room_check; /* a merge goes ahead without making room first */
+    size_t map_want; /* NEEDS_ROOM: the map size the merge asks for */
+};
+
+/* compact_fn: the map lacks room for the picked merge (c->map_want); the
+ * write is aborted before the merge starts, the map grows, and it is tried
+ * again (positive: never a GSNAP_ code). */
+#define NEEDS_ROOM 1
+
+/* Room for a merge before it starts. LMDB reports a full map only when a
+ * write needs a page past it: a merge into the base rewrites every record
+ * in one transaction, so without room made first it failed near its end and
+ * ran again from the start after the map grew (txn.c: every merge into the
+ * base of an R-MAT SCALE 20 ingest ran twice). The output holds the inputs'
+ * records, in no more bytes than they take now, and the inputs stay until
+ * the transaction commits; the pages in use hold all the runs' records
+ * (and free pages), so the inputs take at most used * picked / all, plus a
+ * dense base's index (16 bytes a node id) when the output is the base.
+ * Returns the map size wanted, or 0 when the map has that room already. */
+static size_t merge_room(gsnap_db *db, const gsnap_run *pick, size_t np, uint64_t all_recs, uint32_t level,
+                         const struct gsnap_meta *m) {
+    MDB_envinfo info;
+    MDB_stat st;
+    if (mdb_env_info(db->env, &info) || mdb_env_stat(db->env, &st)) return 0;
+    uint64_t recs = 0, used = ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
+    for (size_t i = 0; i < np; i++) recs += pick[i].info.nrec;
+    double share = all_recs ? (double)recs / (double)all_recs : 1.0;
+    uint64_t need = (uint64_t)((double)used * (share < 1.0 ? share : 1.0)) + ((uint64_t)1 << 20);
+    if (level == GSNAP_LEVEL_BASE) need += 16 * (m->node_bound + 1);
+    return info.me_mapsize >= used + need ? 0 : (size_t)(used + need);
+}
+
+
+uint64_t gsnap_compact__merges_started, gsnap_compact__merges_committed, gsnap_compact__base_merges;
 
 static int compact_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
     struct compact_ctx *c = vctx;
@@ -116,6 +153,7 @@ static int compact_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
     struct gsnap_meta m;
     int rc;
     c->merged = 0;
+    c->base = 0;
     if ((rc = gsnap_store__read_meta(db, txn, &m))) return rc;
     if ((rc = gsnap_store__load_runs(db, txn, &runs, &n))) return rc;
     gsnap_run *pick = malloc((n ? n : 1) * sizeof *pick);
@@ -130,6 +168,8 @@ static int compact_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
     size_t nbase = 0;
     /* Damaged runs stay where they are; the others merge around them. */
     size_t kept = 0;
+    uint64_t all_recs = 0;
+    for (size_t i = 0; i < n; i++) all_recs += runs[i].info.nrec;
     for (size_t i = 0; i < n; i++)
         if (!(runs[i].info.flags & GSNAP_RUN_DAMAGED)) runs[kept++] = runs[i];
     n = kept;
@@ -160,6 +200,13 @@ static int compact_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
         }
     }
     if (np > 1 || (np == 1 && level == GSNAP_LEVEL_BASE && pick[0].info.level != GSNAP_LEVEL_BASE)) {
+        if (!c->no_room_check && (c->map_want = merge_room(db, pick, np, all_recs, level, &m)) > 0) {
+            free(pick);
+            free(runs);
+            return NEEDS_ROOM; /* nothing written yet: the write is aborted */
+        }
+        __atomic_fetch_add(&gsnap_compact__merges_started, 1, __ATOMIC_RELAXED);
+        c->base = level == GSNAP_LEVEL_BASE;
         rc = gsnap_run__merge(db, txn, pick, np, level, &m);
         if (rc == 0) rc = gsnap_store__put_meta(db, txn, &m);
         c->merged = 1;
@@ -186,11 +233,25 @@ static int mark_damaged_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
 }
 
 int gsnap_store__compact(gsnap_db *db, int all) {
-    struct compact_ctx c = {all, 0};
-    int rc, marks = 0;
+    struct compact_ctx c = {all, 0, 0, 0, 0};
+    int rc, marks = 0, grows = 0;
     for (;;) {
         tls_damaged_run = 0;
         rc = gsnap_store__write(db, compact_fn, &c);
+        c.no_room_check = 0;
+        if (rc == NEEDS_ROOM) {
+            /* grow the map, then merge; when it cannot grow now (this thread
+             * holds a read view, the address space is short), merge anyway:
+             * a full map then grows it as before (txn.c) */
+            rc = gsnap_store__remap_grow(db, c.map_want);
+            if (rc && db->map_lost) break; /* the env has no map: nothing more */
+            c.no_room_check = rc != 0 || ++grows >= 8; /* (other processes may keep filling it) */
+            continue;
+        }
+        if (rc == 0 && c.merged) {
+            __atomic_fetch_add(&gsnap_compact__merges_committed, 1, __ATOMIC_RELAXED);
+            if (c.base) __atomic_fetch_add(&gsnap_compact__base_merges, 1, __ATOMIC_RELAXED);
+        }
         if (is_damage(rc) && tls_damaged_run && marks < 64) {
             /* A merge input failed verification: nothing was written. Mark
              * that run so that merges leave it alone, and go on with the

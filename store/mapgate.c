@@ -165,11 +165,18 @@ static int can_map(size_t size) {
     return 1;
 }
 
-/* The new size (no hold live, db->lock held): 0 to leave the map alone. */
-static int remap_size(gsnap_db *db, size_t seen, size_t *size, char *msg, size_t msglen) {
+/* The new size (no hold live, db->lock held): 0 to leave the map alone.
+ * atleast: doubled until it is at least that (gsnap_store__remap_grow). */
+static int remap_size(gsnap_db *db, size_t seen, size_t atleast, size_t *size, char *msg, size_t msglen) {
     MDB_envinfo info;
     mdb_env_info(db->env, &info);
     *size = 0;
+    if (atleast) {
+        size_t s = info.me_mapsize;
+        while (s < atleast && s <= SIZE_MAX / 2) s *= 2;
+        if (s > info.me_mapsize) *size = s;
+        return 0;
+    }
     if (seen) {
         if (info.me_mapsize != seen) return 0; /* another thread grew it meanwhile */
         *size = seen * 2;
@@ -186,9 +193,15 @@ static int remap_size(gsnap_db *db, size_t seen, size_t *size, char *msg, size_t
     return 0;
 }
 
-int gsnap_store__remap(gsnap_db *db, size_t seen) {
+static int remap(gsnap_db *db, size_t seen, size_t atleast);
+
+int gsnap_store__remap(gsnap_db *db, size_t seen) { return remap(db, seen, 0); }
+
+int gsnap_store__remap_grow(gsnap_db *db, size_t atleast) { return remap(db, 0, atleast ? atleast : 1); }
+
+static int remap(gsnap_db *db, size_t seen, size_t atleast) {
     if (tls_holds > 0) /* I1: it would wait for this thread's own hold */
-        return seen ? gsnap_store__err(db, GSNAP_EBUSY, "the map of '%s' is full and must grow, but this "
+        return seen || atleast ? gsnap_store__err(db, GSNAP_EBUSY, "the map of '%s' is full and must grow, but this "
                                        "thread holds a read view or transaction (on this or another "
                                        "database); end it before writing", db->path)
                     : gsnap_store__err(db, GSNAP_EBUSY, "another process grew '%s' past this process's "
@@ -215,7 +228,7 @@ int gsnap_store__remap(gsnap_db *db, size_t seen) {
     }
     if (db->map_lost) {
         rc = 1;
-    } else if (!(rc = remap_size(db, seen, &size, msg, sizeof msg)) && size) {
+    } else if (!(rc = remap_size(db, seen, atleast, &size, msg, sizeof msg)) && size) {
         if (!can_map(size)) {
             rc = GSNAP_ENOMEM;
             snprintf(msg, sizeof msg, "mapping %zu bytes (%.1f MiB) for '%s' was refused (the address "
@@ -229,7 +242,7 @@ int gsnap_store__remap(gsnap_db *db, size_t seen) {
     pthread_cond_broadcast(&db->gate_cv);
     pthread_mutex_unlock(&db->lock);
     if (rc == 1) return lost_err(db);
-    if (rc) return gsnap_store__err(db, rc, "%s%s", seen ? "the map is full and cannot grow: " : "", msg);
+    if (rc) return gsnap_store__err(db, rc, "%s%s", seen || atleast ? "the map is full and cannot grow: " : "", msg);
     if (mrc)
         return gsnap_store__err(db, gsnap_store__map_rc(mrc), "resizing the LMDB map of '%s' to %zu bytes "
                                 "failed (%s); close and reopen the database", db->path, size, mdb_strerror(mrc));

@@ -552,6 +552,9 @@ void gsnap_store__map_release_locked(gsnap_db *db);
  * it to. The calling thread must hold no map (else GSNAP_EBUSY with a
  * message) and not db->write_lock. */
 int gsnap_store__remap(gsnap_db *db, size_t seen);
+/* Grow the map (doubling) until it is at least atleast bytes, as a remap
+ * after a full map does (no hold of this thread live); 0 when it already is. */
+int gsnap_store__remap_grow(gsnap_db *db, size_t atleast);
 int gsnap_store__remap_pending(gsnap_db *db);   /* a thread waits to remap */
 /* The swap of the environment (swap.c): close the gate, waiting at most
  * wait_ms for the holds to end (0: db->lock held, no hold live; GSNAP_EBUSY:
@@ -738,6 +741,11 @@ int gsnap_fence__has(gsnap_db *db, uint64_t run_id);
  * `level`, delete the inputs; in write txn. */
 int gsnap_run__merge(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n,
                      uint32_t level, struct gsnap_meta *meta);
+
+/* compact.c, test counters (all threads): merges begun inside a write
+ * transaction, merges whose transaction committed, and of those the merges
+ * into the base level. started > committed: a merge was replayed (or failed). */
+extern uint64_t gsnap_compact__merges_started, gsnap_compact__merges_committed, gsnap_compact__base_merges;
 
 /* merge.c: merge direction dir of the n inputs into w (rr: one reader per
  * input, closed after); *damaged = the id of an input that failed

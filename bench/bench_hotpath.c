@@ -26,12 +26,15 @@
  * fscr); beside it the machine's ceiling measured between those runs: a
  * CPU-bound loop on N threads vs 1 (spin_ceiling), and the CPU seconds per
  * batch of both (all threads: what the workers cost beyond the work, which
- * a busy machine does not hide). It prints the load average: the machine
- * is shared.
+ * a busy machine does not hide). With `--slices K` it then runs the same
+ * comparison interleaved (workers_interleaved: both samplers open at once,
+ * 2K turns each of batches / K batches, A B B A, the same total batches as
+ * the alternation). It prints the load average: the machine is shared.
  *
  *   bench_hotpath --input FILE [--format bin|tsv] [--fanouts 10,10]
  *                 [--batches 300] [--batch-size 1024] [--period 50]
- *                 [--only MODE] [--no-csr] [--workers N] [--profile-workers N] [--out FILE]
+ *                 [--only MODE] [--no-csr] [--workers N [--slices K]] [--profile-workers N]
+ *                 [--out FILE]
  *
  * --only MODE --no-csr runs one mode alone (for `perf record`);
  * `--profile-workers N` runs only N workers on that mode (default fscr), once,
@@ -220,6 +223,72 @@ static lib_res lib_run(gsnap_db *db, gsnap_sample_mode mode, const int32_t *fan,
     return r;
 }
 
+static int cmp_dbl(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* N workers against 1, interleaved: both samplers open at once on the same
+ * store and mode, driven in turns of batches / (2 * slices) batches each
+ * (A B B A, ...), so that both see the same machine over the whole run
+ * instead of one after the other (the machine is shared: its speed drifts
+ * by tens of percent over seconds). Per side: batches/s over all its
+ * turns, CPU seconds per batch; per pair of turns the ratio, whose median
+ * and lowest are printed beside the overall ratio. */
+typedef struct { double r1, rn, c1, cn, med, lo; } interleaved_res;
+static interleaved_res workers_interleaved(gsnap_db *db, gsnap_sample_mode mode, const int32_t *fan,
+                                           unsigned L, unsigned period, unsigned workers, unsigned bsize,
+                                           unsigned batches, unsigned slices) {
+    gsnap_sampler *s[2];
+    for (int k = 0; k < 2; k++) {
+        gsnap_sampler_options o = GSNAP_SAMPLER_OPTIONS_INIT;
+        o.mode = mode;
+        o.layers = L;
+        memcpy(o.fanouts, fan, sizeof(int32_t) * L);
+        o.period = period;
+        o.seed = 1;
+#if GSNAP_SAMPLER_OPTIONS_VERSION >= 3
+        o.workers = k ? workers : 1;
+#endif
+        int rc = gsnap_sampler_open(db, NULL, &o, &s[k]);
+        if (rc) die("sampler open", rc);
+    }
+    unsigned per = batches / (2 * slices);
+    if (per == 0) per = 1;
+    double secs[2] = {0, 0}, cpu[2] = {0, 0}, *pair = calloc(2 * slices, sizeof *pair);
+    unsigned done[2] = {0, 0}, np = 0;
+    for (unsigned t = 0; t < 2 * slices; t++) {
+        double ts[2] = {0, 0};
+        for (int j = 0; j < 2; j++) {
+            int k = (t & 1) ? 1 - j : j; /* A B, then B A */
+            double c0 = cpu_now(), t0 = now();
+            for (unsigned b = 0; b < per; b++) {
+                const void *buf;
+                size_t len;
+                int rc = gsnap_sampler_next(s[k], NULL, bsize, &buf, &len);
+                if (rc) die("sample", rc);
+            }
+            ts[k] = now() - t0;
+            secs[k] += ts[k];
+            cpu[k] += cpu_now() - c0;
+            done[k] += per;
+        }
+        pair[np++] = ts[0] / (ts[1] > 0 ? ts[1] : 1e-9);
+    }
+    qsort(pair, np, sizeof *pair, cmp_dbl);
+    interleaved_res r;
+    r.r1 = done[0] / secs[0];
+    r.rn = done[1] / secs[1];
+    r.c1 = cpu[0] / done[0];
+    r.cn = cpu[1] / done[1];
+    r.med = np % 2 ? pair[np / 2] : 0.5 * (pair[np / 2 - 1] + pair[np / 2]);
+    r.lo = pair[0];
+    free(pair);
+    gsnap_sampler_close(s[0]);
+    gsnap_sampler_close(s[1]);
+    return r;
+}
+
 /* The machine's 2-thread ceiling now: a CPU-bound loop (splitmix64 chain,
  * no memory) run for `secs` on 1 thread and then on n threads; returns the
  * ratio of the work rates (n / 1). On an idle n-core machine ~n. */
@@ -255,14 +324,10 @@ static double spin_ceiling(unsigned n, double secs) {
 
 /* CPU seconds of the process so far (all threads, user + system). */
 
-static int cmp_dbl(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 int main(int argc, char **argv) {
     const char *input = NULL, *fmt = NULL, *fans = "10,10", *only = NULL, *outp = NULL;
-    unsigned batches = 300, bsize = 1024, period = 50, workers = 1, profile = 0;
+    unsigned batches = 300, bsize = 1024, period = 50, workers = 1, profile = 0, slices = 0;
     int no_csr = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--input") && i + 1 < argc) input = argv[++i];
@@ -275,11 +340,12 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--workers") && i + 1 < argc) workers = (unsigned)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--out") && i + 1 < argc) outp = argv[++i];
         else if (!strcmp(argv[i], "--profile-workers") && i + 1 < argc) profile = (unsigned)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--slices") && i + 1 < argc) slices = (unsigned)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--no-csr")) no_csr = 1;
         else {
             fprintf(stderr, "usage: bench_hotpath --input FILE [--format bin|tsv] [--fanouts 10,10] "
                             "[--batches B] [--batch-size N] [--period T] [--only MODE] [--no-csr] "
-                            "[--workers N] [--profile-workers N] [--out FILE]\n");
+                            "[--workers N [--slices K]] [--profile-workers N] [--out FILE]\n");
             return 2;
         }
     }
@@ -418,6 +484,13 @@ int main(int argc, char **argv) {
             gsnap_sample_mode_name(wm), c1 / (2.0 * batches), workers, cn / (2.0 * batches),
             c1 / (cn > 0 ? cn : 1));
         say("%s: lazy redraws per batch (1 worker): %.0f\n", gsnap_sample_mode_name(wm), red);
+        if (slices > 0) {
+            interleaved_res ir = workers_interleaved(db, wm, fan, L, period, workers, bsize, 2 * batches, slices);
+            say("%s: interleaved in %u turns each: %u workers %.1f batches/s vs 1 worker %.1f batches/s: "
+                "%.2fx (per pair of turns: median %.2fx, lowest %.2fx); work efficiency %.2f\n",
+                gsnap_sample_mode_name(wm), 2 * slices, workers, ir.rn, ir.r1, ir.rn / ir.r1, ir.med, ir.lo,
+                ir.c1 / (ir.cn > 0 ? ir.cn : 1));
+        }
     }
     FILE *la = fopen("/proc/loadavg", "r");
     char lbuf[128] = "?";

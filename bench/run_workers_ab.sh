@@ -21,7 +21,9 @@
 # Cases: the PGP events (data/pgp.tsv) at period 50 and 0, R-MAT SCALE 18
 # x16 (build/tools/rmat --scale 18 --edge-factor 16 --seed 1 --binary,
 # written under $DIR) at period 50; modes fcr-sc and fscr. CASES overrides
-# them: "IN:MODE:PERIOD ..." with IN = pgp | rmat18 | a path.
+# them: "IN:MODE:PERIOD ..." with IN = pgp | rmat18 | a path. SLICES=K adds
+# bench_hotpath's interleaved comparison (--slices K: both samplers open at
+# once, taking turns, so that both see the same machine) as a last column.
 # A build of an older version (here: main):
 #   git worktree add /tmp/w17-base main
 #   make -C /tmp/w17-base -j2 all tools build/bench/bench_hotpath
@@ -59,10 +61,10 @@ input_of() {
 # one bench run: appends "case build ratio ceiling efficiency r1 r2" to $DIR/rows
 run_one() { # label build-dir input mode period old|new
     nice -n 5 "$2/bench/bench_hotpath" --input "$3" --only "$4" --no-csr --workers 2 \
-        --batches "$BATCHES" --period "$5" --out "$DIR/last.txt" > /dev/null
+        --batches "$BATCHES" --period "$5" ${SLICES:+--slices "$SLICES"} --out "$DIR/last.txt" > /dev/null
     grep -v '^$' "$DIR/last.txt" | sed "s|^|$1 $6: |" >> "$OUT"
     awk -v c="$1" -v b="$6" '
-        / workers .* batches\/s vs 1 worker / {
+        / workers .* batches\/s vs 1 worker / && !/interleaved/ {
             for (i = 1; i <= NF; i++) {
                 if ($i == "workers" && r2 == "") r2 = $(i + 1)
                 if ($i == "worker" && r1 == "") r1 = $(i + 1)
@@ -70,8 +72,14 @@ run_one() { # label build-dir input mode period old|new
             x = $0; sub(/.*batches\/s: /, "", x); split(x, a, "x"); ratio = a[1]
             y = $0; sub(/.*between the runs: /, "", y); sub(/x\).*/, "", y); ceil = y
         }
-        /work efficiency/ { e = $NF }
-        END { printf "%s %s %s %s %s %s %s\n", c, b, ratio, ceil, e, r1, r2 }' "$DIR/last.txt" >> "$DIR/rows"
+        /work efficiency/ && !/interleaved/ { e = $NF }
+        /interleaved in/ {
+            x = $0; sub(/.*batches\/s: /, "", x); split(x, a, "x"); iv = a[1]
+            y = $0; sub(/.*median /, "", y); split(y, m, "x"); im = m[1]
+            z = $0; sub(/.*lowest /, "", z); split(z, l, "x"); il = l[1]
+        }
+        END { printf "%s %s %s %s %s %s %s %s\n", c, b, ratio, ceil, e, r1, r2,
+                     iv == "" ? "-" : iv "x(" im "x," il "x)" }' "$DIR/last.txt" >> "$DIR/rows"
 }
 : > "$DIR/rows"
 for c in $CASES; do
@@ -93,14 +101,15 @@ for c in $CASES; do
 done
 {
     echo
-    echo "| case (input:mode:period) | build | 2 vs 1 worker (each run) | CPU-loop ceiling | ratio / ceiling | work efficiency | 1 worker batches/s | 2 workers batches/s |"
-    echo "|---|---|---|---|---|---|---|---|"
+    echo "| case (input:mode:period) | build | 2 vs 1 worker (each run) | CPU-loop ceiling | ratio / ceiling | work efficiency | 1 worker batches/s | 2 workers batches/s | interleaved (median pair, lowest pair) |"
+    echo "|---|---|---|---|---|---|---|---|---|"
     awk '{ k = $1 " " $2; if (!(k in n)) order[++m] = k
            n[k]++; rat[k] = rat[k] (n[k] > 1 ? ", " : "") $3 "x"; ce[k] = ce[k] (n[k] > 1 ? ", " : "") $4 "x"
            rc[k] = rc[k] (n[k] > 1 ? ", " : "") sprintf("%.2f", $4 > 0 ? $3 / $4 : 0)
-           ef[k] = ef[k] (n[k] > 1 ? ", " : "") $5; a1[k] = a1[k] (n[k] > 1 ? ", " : "") $6; a2[k] = a2[k] (n[k] > 1 ? ", " : "") $7 }
+           ef[k] = ef[k] (n[k] > 1 ? ", " : "") $5; a1[k] = a1[k] (n[k] > 1 ? ", " : "") $6; a2[k] = a2[k] (n[k] > 1 ? ", " : "") $7
+           il[k] = il[k] (n[k] > 1 ? "; " : "") $8 }
          END { for (i = 1; i <= m; i++) { k = order[i]; split(k, p, " ")
-               printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", p[1], p[2], rat[k], ce[k], rc[k], ef[k], a1[k], a2[k] } }' "$DIR/rows"
+               printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p[1], p[2], rat[k], ce[k], rc[k], ef[k], a1[k], a2[k], il[k] } }' "$DIR/rows"
     echo
     echo "# load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee -a "$OUT"

@@ -160,12 +160,10 @@ typedef struct {
 
 typedef struct { double eps, eps_sync, csr_eps, refresh_per_batch, wait_per_batch, secs, cpu, bytes; uint64_t edges, redrawn; } lib_res;
 
-/* The library over `batches` batches; with c, the CSR sampler runs the same
- * batches interleaved in chunks of 10 (CSR chunk, then library chunk), each
- * side timed alone: both see the same machine load. */
-static lib_res lib_run(gsnap_db *db, gsnap_sample_mode mode, const int32_t *fan, unsigned L,
-                       unsigned period, unsigned workers, uint64_t *seeds, uint64_t n,
-                       unsigned bsize, unsigned batches, csr_run_ctx *c, int lib_seeds) {
+/* A sampler of the library on db: mode, fanouts, refresh period, seed 1,
+ * `workers` batch workers (where the options have them). */
+static gsnap_sampler *open_lib(gsnap_db *db, gsnap_sample_mode mode, const int32_t *fan, unsigned L,
+                               unsigned period, unsigned workers) {
     gsnap_sampler_options o = GSNAP_SAMPLER_OPTIONS_INIT;
     o.mode = mode;
     o.layers = L;
@@ -178,8 +176,19 @@ static lib_res lib_run(gsnap_db *db, gsnap_sample_mode mode, const int32_t *fan,
     (void)workers;
 #endif
     gsnap_sampler *s;
+    int rc = gsnap_sampler_open(db, NULL, &o, &s);
+    if (rc) die("sampler open", rc);
+    return s;
+}
+
+/* The library over `batches` batches; with c, the CSR sampler runs the same
+ * batches interleaved in chunks of 10 (CSR chunk, then library chunk), each
+ * side timed alone: both see the same machine load. */
+static lib_res lib_run(gsnap_db *db, gsnap_sample_mode mode, const int32_t *fan, unsigned L,
+                       unsigned period, unsigned workers, uint64_t *seeds, uint64_t n,
+                       unsigned bsize, unsigned batches, csr_run_ctx *c, int lib_seeds) {
+    gsnap_sampler *s = open_lib(db, mode, fan, L, period, workers);
     int rc;
-    if ((rc = gsnap_sampler_open(db, NULL, &o, &s))) die("sampler open", rc);
     double tl = 0, tc = 0, u0 = cpu_now();
     uint64_t ce = 0;
     double bytes = 0;
@@ -239,20 +248,7 @@ typedef struct { double r1, rn, c1, cn, med, lo; } interleaved_res;
 static interleaved_res workers_interleaved(gsnap_db *db, gsnap_sample_mode mode, const int32_t *fan,
                                            unsigned L, unsigned period, unsigned workers, unsigned bsize,
                                            unsigned batches, unsigned slices) {
-    gsnap_sampler *s[2];
-    for (int k = 0; k < 2; k++) {
-        gsnap_sampler_options o = GSNAP_SAMPLER_OPTIONS_INIT;
-        o.mode = mode;
-        o.layers = L;
-        memcpy(o.fanouts, fan, sizeof(int32_t) * L);
-        o.period = period;
-        o.seed = 1;
-#if GSNAP_SAMPLER_OPTIONS_VERSION >= 3
-        o.workers = k ? workers : 1;
-#endif
-        int rc = gsnap_sampler_open(db, NULL, &o, &s[k]);
-        if (rc) die("sampler open", rc);
-    }
+    gsnap_sampler *s[2] = {open_lib(db, mode, fan, L, period, 1), open_lib(db, mode, fan, L, period, workers)};
     unsigned per = batches / (2 * slices);
     if (per == 0) per = 1;
     double secs[2] = {0, 0}, cpu[2] = {0, 0}, *pair = calloc(2 * slices, sizeof *pair);

@@ -210,7 +210,7 @@ static int out_checked(int rc)
  * unmaps them on free, so every merge faulted each page in again (10 % of
  * an R-MAT SCALE 20 ingest's samples). From the heap, without trimming, the
  * next merge reuses those pages: 1.62-1.66 M -> 1.89-2.10 M edges/s there
- * (docs/benchmarks.md), peak RSS 797 -> 852 MB. The CLI is a short-lived
+ * (docs/benchmarks.md), peak RSS 797 -> 837 MB. The CLI is a short-lived
  * process of ours; the library leaves the allocator of the program that
  * embeds it alone. Under valgrind or a sanitizer, which bring their own
  * allocator, mallopt does nothing. */

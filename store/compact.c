@@ -143,7 +143,6 @@ static size_t merge_room(gsnap_db *db, const gsnap_run *pick, size_t np, uint64_
     return info.me_mapsize >= used + need ? 0 : (size_t)(used + need);
 }
 
-
 uint64_t gsnap_compact__merges_started, gsnap_compact__merges_committed, gsnap_compact__base_merges;
 
 static int compact_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {

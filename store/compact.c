@@ -52,6 +52,19 @@ static int is_damage(int rc) { return rc == GSNAP_ECHECKSUM || rc == GSNAP_ECORR
 
 int gsnap_run__delete(gsnap_db *db, MDB_txn *txn, uint64_t run_id) { return delete_run(db, txn, run_id); }
 
+/* The merge of in[0..n) at `level` writes a dense (CSR) base: a base whose
+ * node ids are compact enough for an index of 8 bytes per id and direction
+ * (id bound <= 2 x the larger direction's records + 1024). */
+static int merge_is_dense(const gsnap_run *in, size_t n, uint32_t level, const struct gsnap_meta *meta) {
+    uint64_t expect[2] = {0, 0};
+    for (size_t i = 0; i < n; i++) {
+        expect[0] += in[i].info.nrec_dir[0];
+        expect[1] += in[i].info.nrec_dir[1];
+    }
+    uint64_t most = expect[0] > expect[1] ? expect[0] : expect[1];
+    return level == GSNAP_LEVEL_BASE && meta->node_bound <= 2 * most + 1024;
+}
+
 int gsnap_run__merge(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n, uint32_t level,
                      struct gsnap_meta *meta) {
     gsnap_run_writer w;
@@ -70,10 +83,7 @@ int gsnap_run__merge(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n, 
         expect[0] += in[i].info.nrec_dir[0];
         expect[1] += in[i].info.nrec_dir[1];
     }
-    /* The base is dense (CSR) when node ids are compact enough for an index. */
-    uint64_t most = expect[0] > expect[1] ? expect[0] : expect[1];
-    if (level == GSNAP_LEVEL_BASE && meta->node_bound <= 2 * most + 1024 &&
-        (rc = gsnap_run__writer_dense(&w, expect, meta->node_bound)))
+    if (merge_is_dense(in, n, level, meta) && (rc = gsnap_run__writer_dense(&w, expect, meta->node_bound)))
         goto out;
     if ((rc = gsnap_merge__dirs(db, txn, in, n, rr, &w, &tls_damaged_run))) goto out;
     if ((rc = gsnap_run__writer_finish(&w))) goto out;
@@ -128,7 +138,9 @@ struct compact_ctx {
  * records, in no more bytes than they take now, and the inputs stay until
  * the transaction commits; the pages in use hold all the runs' records
  * (and free pages), so the inputs take at most used * picked / all, plus a
- * dense base's index (16 bytes a node id) when the output is the base.
+ * dense base's index (16 bytes a node id, both directions) when the output
+ * is one (merge_is_dense: the id bound is then at most 2 x records + 1024,
+ * so the term is bounded by the records; a sparse base has no index).
  * Returns the map size wanted, or 0 when the map has that room already. */
 static size_t merge_room(gsnap_db *db, const gsnap_run *pick, size_t np, uint64_t all_recs, uint32_t level,
                          const struct gsnap_meta *m) {
@@ -139,7 +151,7 @@ static size_t merge_room(gsnap_db *db, const gsnap_run *pick, size_t np, uint64_
     for (size_t i = 0; i < np; i++) recs += pick[i].info.nrec;
     double share = all_recs ? (double)recs / (double)all_recs : 1.0;
     uint64_t need = (uint64_t)((double)used * (share < 1.0 ? share : 1.0)) + ((uint64_t)1 << 20);
-    if (level == GSNAP_LEVEL_BASE) need += 16 * (m->node_bound + 1);
+    if (merge_is_dense(pick, np, level, m)) need += 16 * (m->node_bound + 1);
     return info.me_mapsize >= used + need ? 0 : (size_t)(used + need);
 }
 
@@ -236,8 +248,11 @@ int gsnap_store__compact(gsnap_db *db, int all) {
     int rc, marks = 0, grows = 0;
     for (;;) {
         tls_damaged_run = 0;
+        int checked = !c.no_room_check;
         rc = gsnap_store__write(db, compact_fn, &c);
         c.no_room_check = 0;
+        if (rc == NEEDS_ROOM && !checked) /* only the room check says it: never loop on it */
+            rc = gsnap_store__err(db, GSNAP_EIO, "compaction: unexpected result 1 from a merge");
         if (rc == NEEDS_ROOM) {
             /* grow the map, then merge; when it cannot grow now (this thread
              * holds a read view, the address space is short), merge anyway:

@@ -252,6 +252,7 @@ static interleaved_res workers_interleaved(gsnap_db *db, gsnap_sample_mode mode,
     unsigned per = batches / (2 * slices);
     if (per == 0) per = 1;
     double secs[2] = {0, 0}, cpu[2] = {0, 0}, *pair = calloc(2 * slices, sizeof *pair);
+    if (!pair) die("interleaved turns", GSNAP_ENOMEM);
     unsigned done[2] = {0, 0}, np = 0;
     for (unsigned t = 0; t < 2 * slices; t++) {
         double ts[2] = {0, 0};
@@ -317,9 +318,6 @@ static double spin_ceiling(unsigned n, double secs) {
     }
     return (double)tot / (double)(one.iters ? one.iters : 1);
 }
-
-/* CPU seconds of the process so far (all threads, user + system). */
-
 
 int main(int argc, char **argv) {
     const char *input = NULL, *fmt = NULL, *fans = "10,10", *only = NULL, *outp = NULL;

@@ -13,7 +13,7 @@
 # first in even ones), each into a fresh database:
 #   B/graphsnap init DB; nice -n 5 B/graphsnap ingest -d DB FILE --json
 # (CPU seconds of the process, user + sys, from /usr/bin/time: the measure
-# that holds on a loaded machine) and the new build's database is then checked (`graphsnap check`) and its
+# that holds on a loaded machine; and its peak resident size) and the new build's database is then checked (`graphsnap check`) and its
 # run count taken (`graphsnap stat`). Last, the naive LMDB table on R-MAT-18
 # (durable, 100k batches, capped at LMDB_SECONDS: it slows as it grows, so
 # the cap favours it):
@@ -46,8 +46,9 @@ rate() { sed -n 's/.*"edges_per_second":\([0-9.]*\).*/\1/p'; }
 one() { # build-dir label file
     rm -rf "$DIR/db"
     "$1/graphsnap" init "$DIR/db" > /dev/null
-    r=$(/usr/bin/time -f "cpu=%U+%S" -o "$DIR/time.txt" nice -n 5 "$1/graphsnap" ingest -d "$DIR/db" "$3" --json | rate)
-    extra=" cpu_s=$(awk -F'[=+]' '/cpu=/ {printf "%.2f", $2 + $3}' "$DIR/time.txt")"
+    r=$(/usr/bin/time -f "cpu=%U+%S rss=%M" -o "$DIR/time.txt" nice -n 5 "$1/graphsnap" ingest -d "$DIR/db" "$3" --json | rate)
+    extra=" cpu_s=$(awk -F'[=+ ]' '/cpu=/ {printf "%.2f", $2 + $3}' "$DIR/time.txt")"
+    extra="$extra peak_rss_kb=$(sed -n 's/.*rss=\([0-9]*\).*/\1/p' "$DIR/time.txt")"
     if [ "$2" = new ]; then
         runs=$("$1/graphsnap" stat -d "$DIR/db" | awk '$1 == "runs" {print $2}')
         probs=$("$1/graphsnap" check -d "$DIR/db" | sed -n 's/^\([0-9]*\) problem.*/\1/p')

@@ -52,15 +52,20 @@ static int is_damage(int rc) { return rc == GSNAP_ECHECKSUM || rc == GSNAP_ECORR
 
 int gsnap_run__delete(gsnap_db *db, MDB_txn *txn, uint64_t run_id) { return delete_run(db, txn, run_id); }
 
-/* The merge of in[0..n) at `level` writes a dense (CSR) base: a base whose
- * node ids are compact enough for an index of 8 bytes per id and direction
- * (id bound <= 2 x the larger direction's records + 1024). */
-static int merge_is_dense(const gsnap_run *in, size_t n, uint32_t level, const struct gsnap_meta *meta) {
-    uint64_t expect[2] = {0, 0};
+/* The records per direction of the merge of in[0..n). */
+static void merge_expect(const gsnap_run *in, size_t n, uint64_t expect[2]) {
+    expect[0] = expect[1] = 0;
     for (size_t i = 0; i < n; i++) {
         expect[0] += in[i].info.nrec_dir[0];
         expect[1] += in[i].info.nrec_dir[1];
     }
+}
+
+/* A merge with `expect` records per direction at `level` writes a dense
+ * (CSR) base: a base whose node ids are compact enough for an index of 8
+ * bytes per id and direction (id bound <= 2 x the larger direction's
+ * records + 1024). */
+static int merge_is_dense(const uint64_t expect[2], uint32_t level, const struct gsnap_meta *meta) {
     uint64_t most = expect[0] > expect[1] ? expect[0] : expect[1];
     return level == GSNAP_LEVEL_BASE && meta->node_bound <= 2 * most + 1024;
 }
@@ -78,12 +83,9 @@ int gsnap_run__merge(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n, 
         return GSNAP_ENOMEM;
     }
     if ((rc = gsnap_run__writer_init(&w, db, txn, out_id))) goto out;
-    uint64_t expect[2] = {0, 0};
-    for (size_t i = 0; i < n; i++) {
-        expect[0] += in[i].info.nrec_dir[0];
-        expect[1] += in[i].info.nrec_dir[1];
-    }
-    if (merge_is_dense(in, n, level, meta) && (rc = gsnap_run__writer_dense(&w, expect, meta->node_bound)))
+    uint64_t expect[2];
+    merge_expect(in, n, expect);
+    if (merge_is_dense(expect, level, meta) && (rc = gsnap_run__writer_dense(&w, expect, meta->node_bound)))
         goto out;
     if ((rc = gsnap_merge__dirs(db, txn, in, n, rr, &w, &tls_damaged_run))) goto out;
     if ((rc = gsnap_run__writer_finish(&w))) goto out;
@@ -147,11 +149,12 @@ static size_t merge_room(gsnap_db *db, const gsnap_run *pick, size_t np, uint64_
     MDB_envinfo info;
     MDB_stat st;
     if (mdb_env_info(db->env, &info) || mdb_env_stat(db->env, &st)) return 0;
-    uint64_t recs = 0, used = ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
+    uint64_t recs = 0, used = ((uint64_t)info.me_last_pgno + 1) * st.ms_psize, expect[2];
     for (size_t i = 0; i < np; i++) recs += pick[i].info.nrec;
+    merge_expect(pick, np, expect);
     double share = all_recs ? (double)recs / (double)all_recs : 1.0;
     uint64_t need = (uint64_t)((double)used * (share < 1.0 ? share : 1.0)) + ((uint64_t)1 << 20);
-    if (merge_is_dense(pick, np, level, m)) need += 16 * (m->node_bound + 1);
+    if (merge_is_dense(expect, level, m)) need += 16 * (m->node_bound + 1);
     return info.me_mapsize >= used + need ? 0 : (size_t)(used + need);
 }
 

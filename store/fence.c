@@ -23,8 +23,17 @@
  * per index and drops it when warm.c sees the run merged away; each view
  * holds one reference per index it uses (taken at its first query, dropped
  * by gsnap_read_end), so a view that still sees a merged-away run keeps its
- * index. A run without an index (not built yet, a process that never
- * queried, format-2 chunks, a build that failed) is sought the usual way.
+ * index. A run without an index (not built yet, format-2 chunks, a build
+ * that failed) is sought the usual way.
+ *
+ * A process that never commits (a trainer opened on a store that another
+ * process ingests, or on a finished one) gets no index from warm.c. Its
+ * seeks build them instead, once they have walked about as many group
+ * headers as the build walks (rent or buy: a seek without an index walks
+ * half a chunk's ~150 groups, a build every group of the run once): after
+ * GSNAP_FENCE_LAZY_MIN unindexed seeks and one per GSNAP_FENCE_LAZY_RECS
+ * records of the unindexed runs of the view (lazy_build). A one-shot query
+ * (the CLI's `neighbors`) never pays for a build.
  */
 #include "store/store_int.h"
 
@@ -287,11 +296,57 @@ void gsnap_fence__view_end(gsnap_read *rd) {
     rd->fence = NULL;
 }
 
+/* Take references to indexes built since the view took its own: for the
+ * runs it has none of (those it has are not touched: their Bloom copies
+ * may be in use in rd->blooms). */
+static void view_take_more(gsnap_db *db, gsnap_read *rd) {
+    struct gsnap_fences *t = table(db, 0);
+    if (!t || rd->nruns == 0) return;
+    if (!rd->fence && !(rd->fence = calloc(rd->nruns, sizeof *rd->fence))) return;
+    pthread_mutex_lock(&t->mu);
+    for (size_t i = 0; i < rd->nruns; i++) {
+        if (rd->fence[i]) continue;
+        size_t j = find(t, rd->runs[i].id);
+        if (j == t->n || t->v[j]->run_id != rd->runs[i].id) continue;
+        struct gsnap_fence *f = rd->fence[i] = t->v[j];
+        __atomic_add_fetch(&f->refs, 1, __ATOMIC_RELAXED);
+        for (int dir = 0; dir < 2; dir++) {
+            gsnap_bloom_ref *b = &rd->blooms[i * 2 + (unsigned)dir];
+            if (f->d[dir].bloom && !b->loaded) *b = (gsnap_bloom_ref){.loaded = 1, .blocks = f->d[dir].bloom,
+                                                                      .nblocks = f->d[dir].nblocks};
+        }
+    }
+    pthread_mutex_unlock(&t->mu);
+}
+
+/* Count a seek of a chunked run without an index; build the view's missing
+ * indexes when enough such seeks add up (see the top of the file). One
+ * thread builds at a time; the others go on seeking the usual way. */
+static void lazy_build(gsnap_db *db, gsnap_read *rd) {
+    uint64_t m = __atomic_add_fetch(&db->fence_misses, 1, __ATOMIC_RELAXED);
+    if (m < GSNAP_FENCE_LAZY_MIN || m % 64) return;
+    uint64_t recs = 0;
+    for (size_t i = 0; i < rd->nruns; i++)
+        if (!(rd->runs[i].info.flags & GSNAP_RUN_DENSE) && (!rd->fence || !rd->fence[i]))
+            recs += rd->runs[i].info.nrec;
+    if (m < recs / GSNAP_FENCE_LAZY_RECS) return;
+    int idle = 0;
+    if (!__atomic_compare_exchange_n(&db->fence_building, &idle, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) return;
+    gsnap_fence__warm(db, rd);
+    __atomic_store_n(&db->fence_misses, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&db->fence_building, 0, __ATOMIC_RELEASE);
+    view_take_more(db, rd);
+}
+
 int gsnap_fence__seek(gsnap_db *db, gsnap_read *rd, size_t ri, uint8_t dir, uint64_t node, gsnap_run_reader *rr,
                       int verify) {
     gsnap_fence__view_take(db, rd);
     const struct gsnap_fence *f = rd->fence ? rd->fence[ri] : NULL;
     const gsnap_run *run = &rd->runs[ri];
+    if (!f) {
+        lazy_build(db, rd);
+        f = rd->fence ? rd->fence[ri] : NULL;
+    }
     if (!f || !f->d[dir & 1].ok) return gsnap_run__seek(db, rd->cur, run->id, dir, node, rr, verify);
     const fence_dir *d = &f->d[dir & 1];
     size_t lo = 0, hi = d->n; /* the last entry with node < the target, or the first */

@@ -220,6 +220,8 @@ struct gsnap_db {
     int queried; /* a point query ran in this process (atomic; warm.c) */
     uint64_t warm_run; /* newest run whose chunks warm.c verified (committing thread) */
     struct gsnap_fences *fences; /* fence indexes of chunked runs (fence.c; atomic pointer) */
+    uint64_t fence_misses; /* seeks of chunked runs without an index since the last lazy build (atomic) */
+    int fence_building;    /* a reader is building indexes (atomic; fence.c lazy_build) */
 };
 #define GSNAP_DB_MAGIC 0x67736462u
 #define GSNAP_DB_DEAD 0x64656164u  /* a closed handle (debug builds keep a few) */
@@ -724,6 +726,11 @@ int gsnap_run__seek_from(gsnap_db *db, MDB_cursor *cur, uint64_t run_id, uint8_t
  * frees the table (gsnap_db_close); built/has for tests. */
 #define GSNAP_FENCE_EVERY 8
 #define GSNAP_FENCE_MAX_RECS ((uint64_t)1 << 24) /* larger runs are not indexed */
+/* A process that does not commit builds the indexes of the runs its views
+ * seek once it has sought them without one GSNAP_FENCE_LAZY_MIN times and
+ * at least once per GSNAP_FENCE_LAZY_RECS records of those runs (fence.c). */
+#define GSNAP_FENCE_LAZY_MIN 1024
+#define GSNAP_FENCE_LAZY_RECS 256
 struct gsnap_fence;
 void gsnap_fence__warm(gsnap_db *db, gsnap_read *rd);
 int gsnap_fence__seek(gsnap_db *db, gsnap_read *rd, size_t ri, uint8_t dir, uint64_t node, gsnap_run_reader *rr,

@@ -10,6 +10,8 @@
  *     random (T, V), with hubs whose records span several chunks of a run,
  *     nodes at chunk boundaries, deletes, a dense base (compact ids) and a
  *     chunked one (sparse ids);
+ *   - a process that only reads (the store reopened, no commit) builds the
+ *     indexes itself after enough seeks, and answers the same through them;
  *   - a view opened before later commits merged its runs away still
  *     answers as before (it holds its indexes: no use after free under
  *     ASan/valgrind);
@@ -150,6 +152,15 @@ static void run(int sparse) {
     CHECK(gsnap_fence__built(db) == 0);
     CHECK_MSG(same(af, nf, ap, np), "sparse %d: answers through the fence indexes differ from the plain seek's",
               sparse);
+    /* a process that only reads builds the indexes itself once its seeks
+     * add up (fence.c lazy_build), and answers the same through them */
+    size_t nl;
+    for (int r = 0; r < 40 && gsnap_fence__built(db) == 0; r++) free(answers(db, NULL, qs, NQ, &nl));
+    CHECK_MSG(gsnap_fence__built(db) > 0, "sparse %d: a reading process built no fence index", sparse);
+    all_indexed(db);
+    gsnap_nbr *al = answers(db, NULL, qs, NQ, &nl);
+    CHECK_MSG(same(af, nf, al, nl), "sparse %d: answers through the reader's indexes differ", sparse);
+    free(al);
     gsnap_db_close(db);
     free(a_old), free(a_again), free(af), free(af2), free(ap);
     test_rmdir(dir);

@@ -11,7 +11,7 @@
 
 enum { O_SNAPSHOT = 1000, O_FANOUTS, O_MODE, O_GAMMA, O_DELTA, O_PERIOD, O_ALPHA, O_THRESHOLD,
        O_STALE, O_SEEDS, O_RANDOM, O_BATCHES, O_BATCH_SIZE, O_SEED, O_IN, O_OUT, O_STAGE, O_JSON,
-       O_FEATURES, O_LABELS, O_SHARED, O_SHARED_DIR };
+       O_FEATURES, O_LABELS, O_SHARED, O_SHARED_DIR, O_LIST_CACHE };
 
 static const char sample_usage[] =
     "Usage: graphsnap sample [--snapshot NAME] --fanouts F1,..,FL [--mode MODE]\n"
@@ -22,7 +22,7 @@ static const char sample_usage[] =
     "                        [--features TABLE] [--labels TABLE]\n"
     "                        [--refresh-policy P] [--lambda LIST] [--kappa K] [--feedback LIST]\n"
     "                        [--adapt-window T] [--core-min N] [--core-max-bytes B]\n"
-    "                        [--shared [--shared-dir DIR]]\n"
+    "                        [--shared [--shared-dir DIR]] [--list-cache BYTES]\n"
     "\n"
     "Sample B mini-batches (one block per layer, DGL's MFG shape) and print the\n"
     "throughput, cache hit rates per layer, refreshes and staleness.\n"
@@ -53,6 +53,9 @@ static const char sample_usage[] =
     "                     (published read-only in DIR, mapped by each; cached modes)\n"
     "  --shared-dir DIR   where shared images are published (default $GSNAP_SHARED_DIR,\n"
     "                     else /dev/shm)\n"
+    "  --list-cache BYTES decoded neighbour lists read from the store kept across batches\n"
+    "                     while the store's runs stay the same (K, M, G suffixes;\n"
+    "                     default 256M; 0 = none)\n"
     "  --json             one JSON object on stdout\n"
     "Exit codes: 0 ok, 1 error, 2 usage, 3 no such database or snapshot.\n";
 
@@ -303,6 +306,7 @@ static const struct option sample_lo[] = {
     {"labels", required_argument, NULL, O_LABELS},
     {"shared", no_argument, NULL, O_SHARED},
     {"shared-dir", required_argument, NULL, O_SHARED_DIR},
+    {"list-cache", required_argument, NULL, O_LIST_CACHE},
     SAMPLE_ADAPT_LONGOPTS,
     {NULL, 0, NULL, 0},
 };
@@ -339,6 +343,13 @@ static int sample_parse(int argc, char **argv, sample_args *a, int *help) {
         case O_LABELS: a->so.labels = optarg; break;
         case O_SHARED: a->so.shared = 1; break;
         case O_SHARED_DIR: a->so.shared = 1; a->so.shared_dir = optarg; break;
+        case O_LIST_CACHE: {
+            uint64_t b;
+            if (cli_parse_size("--list-cache", optarg, &b)) return CLI_USAGE;
+            if (b > INT64_MAX) return cli_usage_err("--list-cache: %s is too large", optarg);
+            a->so.list_cache_bytes = b ? (int64_t)b : -1; /* the option's 0 means none */
+            break;
+        }
         default:
             if (c >= O_ADAPT_FIRST && c <= O_ADAPT_LAST) {
                 if (sample_adapt_parse(c, optarg, &a->so, &a->aa)) return CLI_USAGE;

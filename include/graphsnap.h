@@ -775,7 +775,7 @@ const char *gsnap_refresh_policy_name(gsnap_refresh_policy p);
 /** Parse a policy name (case-insensitive). GSNAP_EINVAL when unknown. */
 int gsnap_refresh_policy_parse(const char *name, gsnap_refresh_policy *p);
 
-#define GSNAP_SAMPLER_OPTIONS_VERSION 4
+#define GSNAP_SAMPLER_OPTIONS_VERSION 5
 typedef struct {
     unsigned version;        /* GSNAP_SAMPLER_OPTIONS_VERSION */
     gsnap_sample_mode mode;
@@ -849,10 +849,22 @@ typedef struct {
                                 Cached modes only (ignored in FBL); needs a db */
     const char *shared_dir;  /* directory of published images (copied at open);
                                 NULL = $GSNAP_SHARED_DIR, else /dev/shm */
+    /* since version 5 (a version-1..4 caller's struct ends above and gets
+       the default): */
+    int64_t list_cache_bytes; /* decoded neighbour lists read from the store
+                                (FBL; sparse, stale and all-neighbour nodes and
+                                PCF's fresh share in the cached modes) kept
+                                across batches while the read views answer from
+                                the same runs (no delete or time bound in range;
+                                a new commit read, a merge or a delete drops
+                                them): at most this many bytes, lists and their
+                                table, split evenly among `workers`; admitted
+                                first come, never evicted. 0 = 256 MiB; < 0 =
+                                none (docs/sampler.md "Kept lists") */
 } gsnap_sampler_options;
 #define GSNAP_SAMPLER_OPTIONS_INIT {GSNAP_SAMPLER_OPTIONS_VERSION, GSNAP_MODE_FBL, 0, \
     {0}, GSNAP_DIR_IN, 0, 0, 0, 0, 0, 0, -1, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, NULL, NULL, 0, \
-    GSNAP_REFRESH_FIXED, {0}, 0, 0, 0, 0, 0, NULL}
+    GSNAP_REFRESH_FIXED, {0}, 0, 0, 0, 0, 0, NULL, 0}
 
 typedef struct gsnap_sampler gsnap_sampler;
 

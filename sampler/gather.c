@@ -16,14 +16,16 @@
 #include <string.h>
 
 /* Copy a caller's options: a version-1 struct ends before `features`, a
- * version-2 one before `workers`, a version-3 one before `policy` (the
- * fields after the end keep their zero defaults). */
+ * version-2 one before `workers`, a version-3 one before `policy`, a
+ * version-4 one before `list_cache_bytes` (the fields after the end keep
+ * their zero defaults). */
 int gsnap_samp__copy_options(gsnap_sampler_options *o, const gsnap_sampler_options *opts) {
     memset(o, 0, sizeof *o);
-    if (opts->version >= 1 && opts->version <= 3) {
-        static const size_t end[3] = {offsetof(gsnap_sampler_options, features),
+    if (opts->version >= 1 && opts->version <= 4) {
+        static const size_t end[4] = {offsetof(gsnap_sampler_options, features),
                                       offsetof(gsnap_sampler_options, workers),
-                                      offsetof(gsnap_sampler_options, policy)};
+                                      offsetof(gsnap_sampler_options, policy),
+                                      offsetof(gsnap_sampler_options, list_cache_bytes)};
         memcpy(o, opts, end[opts->version - 1]);
         o->version = GSNAP_SAMPLER_OPTIONS_VERSION;
         return 0;

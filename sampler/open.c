@@ -253,6 +253,10 @@ int gsnap_sampler_open(gsnap_db *db, const char *snapshot, const gsnap_sampler_o
     if ((rc = setup_options(s, &o))) goto fail;
     if ((rc = gsnap_samp__src_store(db, s->o.dir, &s->src))) goto fail;
     s->own_src = 1;
+    /* the kept lists' budget, split among the sources of the workers (the
+     * shadows' forks inherit it) */
+    int64_t lcb = s->o.list_cache_bytes == 0 ? GSNAP_SAMP_LC_BYTES : s->o.list_cache_bytes;
+    gsnap_samp__src_store_lists(s->src, lcb < 0 ? 0 : (size_t)lcb / (s->o.workers > 1 ? s->o.workers : 1));
     if ((rc = finish_open(s))) goto fail;
     *out = s;
     return 0;

@@ -138,8 +138,49 @@ struct gsnap_samp__src {
     uint64_t bytes_read; /* neighbour bytes fetched */
 };
 
-/* A source over the store (db stays owned by the caller). */
+/* listcache.c: decoded lists kept across batches under the store's
+ * answer key (gsnap_store__answer_key) ---------------------------------- */
+/* Every non-empty list; 256 MiB (ids and slots) per sampler by default
+ * (options.list_cache_bytes), split among its workers' sources. */
+#define GSNAP_SAMP_LC_MIN_IDS 1
+#define GSNAP_SAMP_LC_BYTES ((int64_t)256 << 20)
+typedef struct {
+    uint64_t node;
+    const uint64_t *ids;
+    uint32_t n;
+    uint32_t gen; /* live iff == the cache's gen */
+} gsnap_samp__lc_slot;
+typedef struct {
+    uint64_t *mem;
+    size_t cap, fill; /* in ids */
+} gsnap_samp__lc_chunk;
+typedef struct {
+    uint64_t key;             /* answer key of the lists held; 0 = keep nothing */
+    uint32_t gen;
+    gsnap_samp__lc_slot *slots; /* open addressing, cap a power of two, at most half used */
+    size_t cap, used;
+    gsnap_samp__lc_chunk *chunks;
+    size_t nchunks, cur;      /* chunks[cur] is being filled */
+    size_t held;              /* ids of memory the chunks hold (kept across keys) */
+    size_t budget, min_ids;   /* bytes of chunks and slots at most; shorter lists are not kept */
+    uint64_t lists;           /* lists kept so far (all keys) */
+} gsnap_samp__lcache;
+void gsnap_samp__lc_init(gsnap_samp__lcache *c, size_t budget, size_t min_ids);
+void gsnap_samp__lc_free(gsnap_samp__lcache *c);
+/* Make key the cache's key; lists held under another key are dropped. */
+void gsnap_samp__lc_rekey(gsnap_samp__lcache *c, uint64_t key);
+/* The list held for node (count in *n), or NULL. */
+const uint64_t *gsnap_samp__lc_get(const gsnap_samp__lcache *c, uint64_t node, size_t *n);
+/* Keep a copy of node's list (ids[0..n)): the copy, or NULL when it is not
+ * kept (no key, shorter than min_ids, budget spent, no memory). */
+const uint64_t *gsnap_samp__lc_put(gsnap_samp__lcache *c, uint64_t node, const uint64_t *ids, size_t n);
+
+/* A source over the store (db stays owned by the caller). Its forks keep
+ * decoded lists within the same budget as it. */
 int gsnap_samp__src_store(gsnap_db *db, gsnap_dir dir, gsnap_samp__src **out);
+/* The bytes of decoded lists a store source (and its later forks) may keep
+ * (0: none); set before its first view. */
+void gsnap_samp__src_store_lists(gsnap_samp__src *src, size_t bytes);
 
 /* cache.c: in-memory cache images --------------------------------------- */
 

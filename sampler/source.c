@@ -2,6 +2,8 @@
  * sampler/source.c -- neighbour lists from the store: one read view per
  * batch (gsnap_read), point-in-time neighbours at (T, V) reduced to distinct
  * ascending ids; whole-graph scans; the per-version log of touched nodes.
+ * Long lists are kept decoded across batches while the views answer from
+ * the same runs (listcache.c).
  */
 #include "sampler/sampler_int.h"
 #include <stdlib.h>
@@ -17,6 +19,7 @@ typedef struct {
     size_t nb_cap;
     uint64_t *ids;
     size_t ids_cap;
+    gsnap_samp__lcache lc; /* decoded lists, under the views' answer key */
     /* scan adaptor */
     gsnap_samp__scan_fn fn;
     void *ctx;
@@ -27,7 +30,14 @@ static int st_begin(gsnap_samp__src *s, int64_t at_t, uint64_t as_of) {
     if (ss->rd) { gsnap_read_end(ss->rd); ss->rd = NULL; }
     ss->at_t = at_t;
     ss->as_of = as_of;
-    return gsnap_read_begin(s->db, &ss->rd);
+    int rc = gsnap_read_begin(s->db, &ss->rd);
+    uint64_t key = 0;
+    if (!rc && (rc = gsnap_store__answer_key(ss->rd, ss->dir, at_t, as_of, &key))) {
+        gsnap_read_end(ss->rd);
+        ss->rd = NULL;
+    }
+    gsnap_samp__lc_rekey(&ss->lc, rc ? 0 : key);
+    return rc;
 }
 
 static void st_end(gsnap_samp__src *s) {
@@ -46,9 +56,16 @@ static int dedupe(store_src *ss, const gsnap_nbr *nb, size_t n, size_t *out) {
 
 static int st_nbrs(gsnap_samp__src *s, uint64_t node, const uint64_t **ids, size_t *n) {
     store_src *ss = (store_src *)s;
+    const uint64_t *kept = gsnap_samp__lc_get(&ss->lc, node, n);
+    if (kept) { /* decoded in an earlier batch from the same runs */
+        *ids = kept;
+        return 0;
+    }
     int rc = gsnap_store__distinct_nbrs(s->db, ss->rd, node, ss->dir, ss->at_t, ss->as_of, ids, n);
-    if (rc == 0) s->bytes_read += *n * sizeof(uint64_t);
-    return rc;
+    if (rc) return rc;
+    s->bytes_read += *n * sizeof(uint64_t);
+    if (*n >= ss->lc.min_ids && (kept = gsnap_samp__lc_put(&ss->lc, node, *ids, *n))) *ids = kept;
+    return 0;
 }
 
 static int scan_cb(void *ctx, uint64_t node, const gsnap_nbr *nbrs, size_t n) {
@@ -91,13 +108,22 @@ static void st_destroy(gsnap_samp__src *s) {
     store_src *ss = (store_src *)s;
     if (!ss) return;
     gsnap_read_end(ss->rd);
+    gsnap_samp__lc_free(&ss->lc);
     free(ss->nb);
     free(ss->ids);
     free(ss);
 }
 
 static int st_fork(gsnap_samp__src *s, gsnap_samp__src **out) {
-    return gsnap_samp__src_store(s->db, ((store_src *)s)->dir, out);
+    int rc = gsnap_samp__src_store(s->db, ((store_src *)s)->dir, out);
+    if (rc == 0) gsnap_samp__src_store_lists(*out, ((store_src *)s)->lc.budget);
+    return rc;
+}
+
+void gsnap_samp__src_store_lists(gsnap_samp__src *src, size_t bytes) {
+    store_src *ss = (store_src *)src;
+    gsnap_samp__lc_free(&ss->lc);
+    gsnap_samp__lc_init(&ss->lc, bytes, GSNAP_SAMP_LC_MIN_IDS);
 }
 
 int gsnap_samp__src_store(gsnap_db *db, gsnap_dir dir, gsnap_samp__src **out) {
@@ -117,6 +143,7 @@ int gsnap_samp__src_store(gsnap_db *db, gsnap_dir dir, gsnap_samp__src **out) {
     ss->dir = dir;
     ss->at_t = GSNAP_TIME_MAX;
     ss->as_of = GSNAP_VERSION_LATEST;
+    gsnap_samp__lc_init(&ss->lc, (size_t)GSNAP_SAMP_LC_BYTES, GSNAP_SAMP_LC_MIN_IDS);
     *out = &ss->base;
     return 0;
 }

@@ -16,6 +16,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 static int reserve(uint64_t **p, size_t *cap, size_t n) {
     if (*cap >= n) return 0;
@@ -135,6 +136,21 @@ int gsnap_store__chunk_ids(gsnap_db *db, gsnap_read *rd, gsnap_run_reader *rr, u
         rc = gsnap_run__reader_next(db, rr);
     }
     return rc;
+}
+
+int gsnap_store__answer_key(gsnap_read *rd, gsnap_dir dir, int64_t at_t, uint64_t as_of, uint64_t *key) {
+    if (!rd || !key) return GSNAP_EINVAL;
+    *key = 0;
+    uint64_t v = as_of == GSNAP_VERSION_LATEST || as_of > rd->meta.version ? rd->meta.version : as_of;
+    uint64_t h = XXH3_64bits_withSeed(&v, 0, (uint64_t)dir + 1);
+    for (size_t i = 0; i < rd->nruns; i++) {
+        const gsnap_run *run = &rd->runs[i];
+        if (run->info.min_ver > v) continue; /* not read at v (node_events skips it) */
+        if (!gsnap_store__run_unfiltered(rd, run, at_t, v)) return 0;
+        h = XXH3_64bits_withSeed(&run->id, sizeof run->id, h);
+    }
+    *key = h | 1; /* never 0 */
+    return 0;
 }
 
 int gsnap_store__distinct_nbrs(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir, int64_t at_t,

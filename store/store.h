@@ -188,6 +188,16 @@ size_t gsnap_store__distinct_ids(const gsnap_nbr *nb, size_t n, uint64_t *out);
 int gsnap_store__distinct_nbrs(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir, int64_t at_t,
                                uint64_t as_of, const uint64_t **ids, size_t *n);
 
+/** What gsnap_store__distinct_nbrs answers from in view rd (not NULL) at
+ *  (at_t, as_of), as one number: *key != 0 when every run the view reads at
+ *  as_of needs no filter (no deletes, versions <= as_of, at_t >= the latest
+ *  event time), so that its answers are the union of those runs' ids. Two
+ *  views with the same non-zero key give the same answer for every node
+ *  (run ids are never reused and a run never changes): a caller may keep
+ *  answers under the key. *key = 0 when an answer depends on the filter.
+ *  O(runs). */
+int gsnap_store__answer_key(gsnap_read *rd, gsnap_dir dir, int64_t at_t, uint64_t as_of, uint64_t *key);
+
 typedef int (*gsnap_adj_fn)(void *ctx, uint64_t node, const gsnap_nbr *nbrs, size_t n);
 
 /** Visit the whole graph in direction `dir` at (at_t, as_of), in one read

@@ -868,6 +868,11 @@ typedef struct {
 
 typedef struct gsnap_sampler gsnap_sampler;
 
+/** The newest gsnap_sampler_options version this library reads (it reads
+ *  every version from 1 up to it): for bindings that load the library at
+ *  run time and fill the struct themselves. O(1). */
+int gsnap_sampler_options_version(void);
+
 /** Statistics of one layer (hop h = L - i for layer i). */
 typedef struct {
     uint64_t hits;        /* frontier nodes served from the cache */

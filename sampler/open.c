@@ -17,6 +17,8 @@
 static const char *const mode_names[GSNAP_MODE_COUNT] = {
     "fbl", "fcr", "fcr-sc", "pscr", "pscr-sc", "fscr", "fscr-sc", "pcf", "pcf-sc"};
 
+int gsnap_sampler_options_version(void) { return GSNAP_SAMPLER_OPTIONS_VERSION; }
+
 const char *gsnap_sample_mode_name(gsnap_sample_mode mode) {
     return (unsigned)mode < GSNAP_MODE_COUNT ? mode_names[mode] : "?";
 }

@@ -9,7 +9,7 @@ GraphsnapError subclasses carrying .code and .message. See docs/python.md.
 """
 from __future__ import annotations
 
-from ._lib import LIBRARY_PATH, HAVE_FEATURES, HAVE_GATHER, HAVE_ADVANCE, HAVE_SHARED, TIME_MAX, VERSION_LATEST, lib as _clib
+from ._lib import LIBRARY_PATH, HAVE_FEATURES, HAVE_GATHER, HAVE_ADVANCE, HAVE_SHARED, HAVE_LIST_CACHE, TIME_MAX, VERSION_LATEST, lib as _clib
 from .errors import (GraphsnapError, NotFoundError, InvalidArgumentError, OutOfMemoryError,
                      IOFailure, CorruptError, ChecksumError, FormatError, ParseError, StateError,
                      BusyError, NoSpaceError, AccessError, ExistsError, NotSupportedError,
@@ -26,6 +26,6 @@ __all__ = ["Database", "Batch", "AttrInfo", "SnapshotInfo", "Sampler", "MiniBatc
            "OutOfMemoryError", "IOFailure", "CorruptError", "ChecksumError", "FormatError",
            "ParseError", "StateError", "BusyError", "NoSpaceError", "AccessError", "ExistsError",
            "NotSupportedError", "RangeError", "LMDBError", "strerror", "MODES", "TIME_MAX",
-           "VERSION_LATEST", "LIBRARY_PATH", "HAVE_FEATURES", "HAVE_GATHER", "HAVE_ADVANCE", "HAVE_SHARED", "__version__",
+           "VERSION_LATEST", "LIBRARY_PATH", "HAVE_FEATURES", "HAVE_GATHER", "HAVE_ADVANCE", "HAVE_SHARED", "HAVE_LIST_CACHE", "__version__",
            "TemporalSampler", "TemporalBatch", "TemporalLayer", "EventStream", "HAVE_TEMPORAL",
            "STRATEGIES"]

@@ -156,12 +156,13 @@ _SAMPLER_V4_SHARED = [("shared", c_uint), ("shared_dir", c_char_p)]  # shared ho
 
 
 class SamplerOptions(Structure):
-    """Version 4 layout (workers, then the adaptive-refresh block, then the
-    shared host tier's shared/shared_dir) when the library has it; version 2
-    (features/labels) or 1 otherwise (the later fields are then not read; a
-    library without the shared tier does not read its two fields either)."""
+    """Version 5 layout (version 4, then list_cache_bytes) when the library
+    reads it; version 4 (workers, then the adaptive-refresh block, then the
+    shared host tier's shared/shared_dir), 2 (features/labels) or 1
+    otherwise (the later fields are then not read; a library without the
+    shared tier does not read its two fields either)."""
     _fields_ = (_SAMPLER_V1 + [("features", c_char_p), ("labels", c_char_p)] + _SAMPLER_V4
-                + _SAMPLER_V4_SHARED)
+                + _SAMPLER_V4_SHARED + [("list_cache_bytes", c_int64)])
 
 
 class GammaChoice(Structure):
@@ -304,7 +305,11 @@ HAVE_GATHER = HAVE_FEATURES and all([
     _decl("gsnap_block_features", c_int, c_void_p, c_size_t, POINTER(BatchAttr), optional=True),
     _decl("gsnap_block_labels", c_int, c_void_p, c_size_t, POINTER(BatchAttr), optional=True),
 ])
-SAMPLER_OPTIONS_VERSION = 4 if HAVE_ADAPT else 2 if HAVE_FEATURES else 1
+# Kept lists (options version 5, list_cache_bytes): the library says which
+# options version it reads.
+HAVE_LIST_CACHE = bool(_decl("gsnap_sampler_options_version", c_int, optional=True)) and \
+    lib.gsnap_sampler_options_version() >= 5
+SAMPLER_OPTIONS_VERSION = 5 if HAVE_LIST_CACHE else 4 if HAVE_ADAPT else 2 if HAVE_FEATURES else 1
 if HAVE_ADAPT:
     _decl("gsnap_refresh_policy_parse", c_int, c_char_p, POINTER(c_int))
     _decl("gsnap_sampler_report", c_int, P, c_uint, c_double)

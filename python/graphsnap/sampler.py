@@ -399,6 +399,12 @@ class Sampler(_Owned):
             (docs/sampler.md, "Shared host tier"). stats() counts
             shared_attached / _published / _refused / _bytes; shared_note
             says why a published image was refused.
+        list_cache_bytes: bytes of decoded neighbour lists read from the
+            store (FBL, and the cached modes' store reads) kept across
+            batches while the store's runs stay the same (a library with
+            options version 5, graphsnap.HAVE_LIST_CACHE): 0 = 256 MiB,
+            < 0 = none; the batches are the same either way
+            (docs/sampler.md, "Kept lists").
 
     Raises:
         NotFoundError (no such snapshot or attribute table),
@@ -416,7 +422,8 @@ class Sampler(_Owned):
                  device: int = -1, refresh_policy: str = "fixed",
                  lambdas: Optional[Sequence[float]] = None, kappa: float = 0.0,
                  adapt_window: int = 0, core_min: int = 0, core_max_bytes: int = 0,
-                 shared: bool = False, shared_dir: Optional[str] = None) -> None:
+                 shared: bool = False, shared_dir: Optional[str] = None,
+                 list_cache_bytes: int = 0) -> None:
         f = [int(x) for x in fanouts]
         if not 1 <= len(f) <= _lib.MAX_LAYERS:
             raise ValueError(f"fanouts: 1..{_lib.MAX_LAYERS} layers, got {len(f)}")
@@ -424,6 +431,8 @@ class Sampler(_Owned):
             raise NotSupportedError(-31913, "this libgraphsnap gathers no features/labels")
         if shared and not _lib.HAVE_SHARED:
             raise NotSupportedError(-31913, "this libgraphsnap has no shared host tier")
+        if list_cache_bytes and not _lib.HAVE_LIST_CACHE:
+            raise NotSupportedError(-31913, "this libgraphsnap keeps no neighbour lists")
         o = _lib.SamplerOptions()
         o.version = _lib.SAMPLER_OPTIONS_VERSION
         m = ctypes.c_int()
@@ -445,6 +454,8 @@ class Sampler(_Owned):
         if _lib.HAVE_SHARED:
             self._shared_dir = os.fsencode(shared_dir) if shared_dir else None  # kept alive with o
             o.shared, o.shared_dir = int(bool(shared)), self._shared_dir
+        if _lib.HAVE_LIST_CACHE:
+            o.list_cache_bytes = int(list_cache_bytes)
         self._opts = o
         self.db = db
         self.fanouts = tuple(f)

@@ -43,7 +43,8 @@ if _lib.HAVE_ADVANCE:
 # Fields appended with features: absent (and never passed) in a library without them.
 NEWER = {_lib.SamplerOptions: [({"features", "labels"}, _lib.HAVE_FEATURES),
                                 ({f[0] for f in _lib._SAMPLER_V4}, _lib.HAVE_ADAPT),
-                                ({f[0] for f in _lib._SAMPLER_V4_SHARED}, _lib.HAVE_SHARED)],
+                                ({f[0] for f in _lib._SAMPLER_V4_SHARED}, _lib.HAVE_SHARED),
+                                ({"list_cache_bytes"}, _lib.HAVE_LIST_CACHE)],
          _lib.SamplerStats: [({"t_gather"}, _lib.HAVE_GATHER)]}
 
 

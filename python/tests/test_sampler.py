@@ -189,6 +189,24 @@ def test_prefetch_yields_the_same_batches(db):
         assert s.sample([1]).valid
 
 
+def test_kept_lists_give_the_same_batches(db):
+    # several commits (several runs), duplicate edges across them
+    for k in range(4):
+        ring_graph(db, seed=1 + k % 2)
+    ids = np.arange(200)
+    got = []
+    for lcb in (-1, 0, 1 << 20):
+        with db.sampler([5, 10], seed=3, list_cache_bytes=lcb) as s:
+            got.append([mb for mb in s.iter_batches(ids, 32, shuffle=True, seed=4, keep=True)])
+    assert gs.HAVE_LIST_CACHE
+    for other in got[1:]:
+        assert len(other) == len(got[0]) == 7
+        for mb, want in zip(other, got[0]):
+            for b, w in zip(mb.blocks, want.blocks):
+                assert np.array_equal(b.src_ids, w.src_ids)
+                assert np.array_equal(b.indices, w.indices)
+
+
 def test_batches_are_freed_without_the_cycle_collector(db):
     import gc
     import weakref

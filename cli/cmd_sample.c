@@ -199,6 +199,9 @@ static void print_result(gsnap_sampler *s, const sample_args *a, const gsnap_sam
                (unsigned long long)st->max_staleness_seen,
                !a->stage ? "no" : staged_dev ? "device" : "host");
         printf("\"attr_bytes\":%llu,\"gather_seconds\":%.6f,", (unsigned long long)a->attr_bytes, st->t_gather);
+        printf("\"list_hits\":%llu,\"list_misses\":%llu,\"lists_kept\":%llu,\"list_bytes\":%llu,",
+               (unsigned long long)st->list_hits, (unsigned long long)st->list_misses,
+               (unsigned long long)st->lists_kept, (unsigned long long)st->list_bytes);
         printf("\"shared_bytes\":%llu,\"shared_attached\":%llu,\"shared_published\":%llu,"
                "\"shared_refused\":%llu,\"layers\":[", (unsigned long long)st->shared_bytes,
                (unsigned long long)st->shared_attached, (unsigned long long)st->shared_published,
@@ -244,6 +247,10 @@ static void print_result(gsnap_sampler *s, const sample_args *a, const gsnap_sam
                (unsigned long long)st->refreshed_entries, (unsigned long long)st->replaced_ids);
     printf("staleness: %llu entries marked stale, max staleness served %llu versions\n",
            (unsigned long long)st->stale_marked, (unsigned long long)st->max_staleness_seen);
+    if (st->list_hits + st->list_misses)
+        printf("kept lists: %llu lists, %.1f MB, %.1f%% of store reads answered from them\n",
+               (unsigned long long)st->lists_kept, (double)st->list_bytes / 1e6,
+               100.0 * (double)st->list_hits / (double)(st->list_hits + st->list_misses));
     if (a->so.shared)
         printf("shared image: %.1f MB mapped (%llu attached, %llu published, %llu refused)\n",
                (double)st->shared_bytes / 1e6, (unsigned long long)st->shared_attached,

@@ -912,6 +912,11 @@ typedef struct {
     uint64_t shared_refused;   /* published images refused (header, size, checksum or
                                   contents wrong): rebuilt privately and published anew */
     uint64_t shared_bytes;     /* bytes of the published image now mapped (0: private) */
+    /* kept lists (options.list_cache_bytes; all workers together): */
+    uint64_t list_hits;        /* store reads answered from a kept list */
+    uint64_t list_misses;      /* store reads that found none while lists could be kept */
+    uint64_t lists_kept;       /* lists held now */
+    uint64_t list_bytes;       /* bytes they take now (ids and table) */
 } gsnap_sampler_stats;
 
 /**

@@ -25,7 +25,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LC_CHUNK_IDS ((size_t)1 << 19) /* 4 MiB of ids per chunk */
+/* Ids per chunk: a sixteenth of the budget, between 8 KiB and 4 MiB of ids
+ * (a small budget is not spent on one chunk). */
+#define LC_CHUNK_MIN ((size_t)1 << 10)
+#define LC_CHUNK_MAX ((size_t)1 << 19)
+static size_t chunk_ids(const gsnap_samp__lcache *c) {
+    size_t k = c->budget / sizeof(uint64_t) / 16;
+    return k < LC_CHUNK_MIN ? LC_CHUNK_MIN : k > LC_CHUNK_MAX ? LC_CHUNK_MAX : k;
+}
 
 void gsnap_samp__lc_init(gsnap_samp__lcache *c, size_t budget, size_t min_ids) {
     memset(c, 0, sizeof *c);
@@ -86,7 +93,7 @@ static uint64_t *take_room(gsnap_samp__lcache *c, size_t n) {
         }
         c->cur++;
     }
-    size_t want = n > LC_CHUNK_IDS ? n : LC_CHUNK_IDS;
+    size_t want = n > chunk_ids(c) ? n : chunk_ids(c);
     if ((c->held + want) * sizeof(uint64_t) + c->cap * sizeof *c->slots > c->budget) return NULL;
     gsnap_samp__lc_chunk *nk = realloc(c->chunks, (c->nchunks + 1) * sizeof *nk);
     if (!nk) return NULL;

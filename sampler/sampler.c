@@ -300,6 +300,21 @@ static int sample_layer(gsnap_sampler *s, unsigned h, const uint64_t *dst, uint3
     return 0;
 }
 
+/* The source's kept-list counts since the last batch into s->st, as
+ * differences (a worker's batch carries them to the sampler's statistics
+ * like its other counts; the two gauges add up to the totals the same way,
+ * modulo 2^64). */
+static void lists_count(gsnap_sampler *s) {
+    if (!s->src->lists) return;
+    uint64_t now[4];
+    s->src->lists(s->src, now);
+    s->st.list_hits += now[0] - s->lists_seen[0];
+    s->st.list_misses += now[1] - s->lists_seen[1];
+    s->st.lists_kept += now[2] - s->lists_seen[2];
+    s->st.list_bytes += now[3] - s->lists_seen[3];
+    memcpy(s->lists_seen, now, sizeof now);
+}
+
 /* One batch's layers and buffer from `seeds` (s->batch, s->im, s->version
  * set; the read view begun): into s->buf / s->buf_len, stats into s->st.
  * Also what a worker runs on its shadow sampler (workers.c). */
@@ -355,6 +370,7 @@ int gsnap_samp__produce(gsnap_sampler *s, const uint64_t *seeds, size_t nseeds) 
     s->st.seeds += ndst;
 out:
     free(dst);
+    lists_count(s);
     return rc;
 }
 

@@ -136,6 +136,9 @@ struct gsnap_samp__src {
     int (*fork)(gsnap_samp__src *src, gsnap_samp__src **out);
     gsnap_db *db; /* for error messages; may be NULL */
     uint64_t bytes_read; /* neighbour bytes fetched */
+    /* The kept lists' counts (listcache.c): hits, misses, lists held,
+     * bytes held; NULL for a source that keeps none. Same thread as nbrs. */
+    void (*lists)(gsnap_samp__src *src, uint64_t out[4]);
 };
 
 /* listcache.c: decoded lists kept across batches under the store's
@@ -164,6 +167,7 @@ typedef struct {
     size_t held;              /* ids of memory the chunks hold (kept across keys) */
     size_t budget, min_ids;   /* bytes of chunks and slots at most; shorter lists are not kept */
     uint64_t lists;           /* lists kept so far (all keys) */
+    uint64_t hits, misses;    /* lookups under a non-zero key (the source counts them) */
 } gsnap_samp__lcache;
 void gsnap_samp__lc_init(gsnap_samp__lcache *c, size_t budget, size_t min_ids);
 void gsnap_samp__lc_free(gsnap_samp__lcache *c);
@@ -505,6 +509,7 @@ struct gsnap_sampler {
     uint64_t batch;        /* next batch number */
     uint64_t version;      /* store version of the current batch's reads */
     uint64_t seen_version; /* changes applied up to this version */
+    uint64_t lists_seen[4]; /* src->lists at the end of the last batch (gsnap_samp__produce) */
     uint64_t *changed_at;  /* per node: last version that touched it */
     uint64_t nbound;       /* node id bound for random seeds */
     uint64_t *bg_changed;  /* copy of changed_at for the background refresh */

@@ -58,9 +58,11 @@ static int st_nbrs(gsnap_samp__src *s, uint64_t node, const uint64_t **ids, size
     store_src *ss = (store_src *)s;
     const uint64_t *kept = gsnap_samp__lc_get(&ss->lc, node, n);
     if (kept) { /* decoded in an earlier batch from the same runs */
+        ss->lc.hits++;
         *ids = kept;
         return 0;
     }
+    ss->lc.misses += ss->lc.key != 0;
     int rc = gsnap_store__distinct_nbrs(s->db, ss->rd, node, ss->dir, ss->at_t, ss->as_of, ids, n);
     if (rc) return rc;
     s->bytes_read += *n * sizeof(uint64_t);
@@ -104,6 +106,14 @@ static int st_bound(gsnap_samp__src *s, uint64_t *b) {
     return gsnap_store__node_bound(s->db, NULL, b);
 }
 
+static void st_lists(gsnap_samp__src *s, uint64_t out[4]) {
+    const gsnap_samp__lcache *c = &((store_src *)s)->lc;
+    out[0] = c->hits;
+    out[1] = c->misses;
+    out[2] = c->used;
+    out[3] = c->held * sizeof(uint64_t) + c->cap * sizeof *c->slots;
+}
+
 static void st_destroy(gsnap_samp__src *s) {
     store_src *ss = (store_src *)s;
     if (!ss) return;
@@ -139,6 +149,7 @@ int gsnap_samp__src_store(gsnap_db *db, gsnap_dir dir, gsnap_samp__src **out) {
     ss->base.bound = st_bound;
     ss->base.destroy = st_destroy;
     ss->base.fork = st_fork;
+    ss->base.lists = st_lists;
     ss->base.db = db;
     ss->dir = dir;
     ss->at_t = GSNAP_TIME_MAX;

@@ -192,7 +192,37 @@ static void same_batches(void) {
         for (int k = 1; k < 3; k++) differ += len[k] != len[0] || memcmp(buf[k], buf[0], len[0]);
     }
     CHECK_MSG(differ == 0, "%d batches differ with kept lists", differ);
+    gsnap_sampler_stats st0, st1;
+    gsnap_sampler_stats_get(s[0], &st0);
+    gsnap_sampler_stats_get(s[1], &st1);
+    CHECK_MSG(st0.list_hits == 0 && st0.list_misses == 0 && st0.lists_kept == 0 && st0.list_bytes == 0,
+              "no kept lists: counts %llu %llu %llu %llu", (unsigned long long)st0.list_hits,
+              (unsigned long long)st0.list_misses, (unsigned long long)st0.lists_kept,
+              (unsigned long long)st0.list_bytes);
+    CHECK(st1.list_hits > 0 && st1.list_misses >= st1.lists_kept && st1.lists_kept > 0);
+    CHECK(st1.list_bytes >= st1.lists_kept * sizeof(uint64_t));
     for (int k = 0; k < 3; k++) gsnap_sampler_close(s[k]);
+    /* two workers: each keeps its own lists; the counts add up */
+    gsnap_sampler_options o = GSNAP_SAMPLER_OPTIONS_INIT;
+    o.mode = GSNAP_MODE_FBL;
+    o.layers = 2;
+    o.fanouts[0] = 5;
+    o.fanouts[1] = 10;
+    o.seed = 11;
+    o.workers = 2;
+    gsnap_sampler *w;
+    OK(gsnap_sampler_open(db, NULL, &o, &w));
+    for (int b = 0; b < 20; b++) {
+        const void *buf;
+        size_t len;
+        OK(gsnap_sampler_next(w, NULL, 64, &buf, &len));
+    }
+    gsnap_sampler_stats sw;
+    gsnap_sampler_stats_get(w, &sw);
+    CHECK_MSG(sw.list_hits > 0 && sw.lists_kept > 0 && sw.list_bytes >= sw.lists_kept * sizeof(uint64_t),
+              "workers: %llu hits, %llu lists, %llu bytes", (unsigned long long)sw.list_hits,
+              (unsigned long long)sw.lists_kept, (unsigned long long)sw.list_bytes);
+    gsnap_sampler_close(w);
     gsnap_db_close(db);
     test_rmdir(dir);
     free(dir);

@@ -198,7 +198,10 @@ class SamplerStats(Structure):
                 ("t_refresh_wait", c_double),  # added with the sampler hot path
                 # shared host tier (issue 18; 0 in older libraries)
                 ("shared_attached", c_uint64), ("shared_published", c_uint64),
-                ("shared_refused", c_uint64), ("shared_bytes", c_uint64)]
+                ("shared_refused", c_uint64), ("shared_bytes", c_uint64),
+                # kept lists (options version 5; 0 in older libraries)
+                ("list_hits", c_uint64), ("list_misses", c_uint64),
+                ("lists_kept", c_uint64), ("list_bytes", c_uint64)]
 
 
 class Block(Structure):

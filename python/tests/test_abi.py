@@ -45,7 +45,9 @@ NEWER = {_lib.SamplerOptions: [({"features", "labels"}, _lib.HAVE_FEATURES),
                                 ({f[0] for f in _lib._SAMPLER_V4}, _lib.HAVE_ADAPT),
                                 ({f[0] for f in _lib._SAMPLER_V4_SHARED}, _lib.HAVE_SHARED),
                                 ({"list_cache_bytes"}, _lib.HAVE_LIST_CACHE)],
-         _lib.SamplerStats: [({"t_gather"}, _lib.HAVE_GATHER)]}
+         _lib.SamplerStats: [({"t_gather"}, _lib.HAVE_GATHER),
+                             ({"list_hits", "list_misses", "lists_kept", "list_bytes"},
+                              _lib.HAVE_LIST_CACHE)]}
 
 
 def fields(cls):

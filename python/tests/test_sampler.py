@@ -198,6 +198,11 @@ def test_kept_lists_give_the_same_batches(db):
     for lcb in (-1, 0, 1 << 20):
         with db.sampler([5, 10], seed=3, list_cache_bytes=lcb) as s:
             got.append([mb for mb in s.iter_batches(ids, 32, shuffle=True, seed=4, keep=True)])
+            st = s.stats()
+            if lcb < 0:
+                assert st["list_hits"] == st["lists_kept"] == st["list_bytes"] == 0
+            else:
+                assert st["list_hits"] > 0 and st["lists_kept"] > 0 and st["list_bytes"] > 0
     assert gs.HAVE_LIST_CACHE
     for other in got[1:]:
         assert len(other) == len(got[0]) == 7

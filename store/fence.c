@@ -264,42 +264,11 @@ void gsnap_fence__warm(gsnap_db *db, gsnap_read *rd) {
     prune(db, rd);
 }
 
-/* The view's references, taken once at its first query (rd->fence[i] for
- * rd->runs[i], NULL when the run has none); the Bloom filters of runs with
- * a copy are set in rd->blooms. */
-void gsnap_fence__view_take(gsnap_db *db, gsnap_read *rd) {
-    if (rd->fence_taken) return;
-    rd->fence_taken = 1;
-    struct gsnap_fences *t = table(db, 0);
-    if (!t || rd->nruns == 0 || !(rd->fence = calloc(rd->nruns, sizeof *rd->fence))) return;
-    pthread_mutex_lock(&t->mu);
-    size_t j = 0;
-    for (size_t i = 0; i < rd->nruns && j < t->n; i++) {
-        while (j < t->n && t->v[j]->run_id < rd->runs[i].id) j++;
-        if (j < t->n && t->v[j]->run_id == rd->runs[i].id) {
-            struct gsnap_fence *f = rd->fence[i] = t->v[j];
-            __atomic_add_fetch(&f->refs, 1, __ATOMIC_RELAXED);
-            for (int dir = 0; dir < 2; dir++) {
-                gsnap_bloom_ref *b = &rd->blooms[i * 2 + (unsigned)dir];
-                if (f->d[dir].bloom && !b->loaded) *b = (gsnap_bloom_ref){.loaded = 1, .blocks = f->d[dir].bloom,
-                                                                          .nblocks = f->d[dir].nblocks};
-            }
-        }
-    }
-    pthread_mutex_unlock(&t->mu);
-}
-
-void gsnap_fence__view_end(gsnap_read *rd) {
-    if (!rd->fence) return;
-    for (size_t i = 0; i < rd->nruns; i++) gsnap_fence__unref(rd->fence[i]);
-    free(rd->fence);
-    rd->fence = NULL;
-}
-
-/* Take references to indexes built since the view took its own: for the
- * runs it has none of (those it has are not touched: their Bloom copies
- * may be in use in rd->blooms). */
-static void view_take_more(gsnap_db *db, gsnap_read *rd) {
+/* Take references to the table's indexes of the view's runs that have none
+ * yet in rd->fence (those it has are not touched: their Bloom copies may be
+ * in use in rd->blooms); the Bloom filters of runs with a copy are set in
+ * rd->blooms. At a view's first query, and after a lazy build. */
+static void take_refs(gsnap_db *db, gsnap_read *rd) {
     struct gsnap_fences *t = table(db, 0);
     if (!t || rd->nruns == 0) return;
     if (!rd->fence && !(rd->fence = calloc(rd->nruns, sizeof *rd->fence))) return;
@@ -319,6 +288,21 @@ static void view_take_more(gsnap_db *db, gsnap_read *rd) {
     pthread_mutex_unlock(&t->mu);
 }
 
+/* The view's references, taken once at its first query (rd->fence[i] for
+ * rd->runs[i], NULL when the run has none). */
+void gsnap_fence__view_take(gsnap_db *db, gsnap_read *rd) {
+    if (rd->fence_taken) return;
+    rd->fence_taken = 1;
+    take_refs(db, rd);
+}
+
+void gsnap_fence__view_end(gsnap_read *rd) {
+    if (!rd->fence) return;
+    for (size_t i = 0; i < rd->nruns; i++) gsnap_fence__unref(rd->fence[i]);
+    free(rd->fence);
+    rd->fence = NULL;
+}
+
 /* Count a seek of a chunked run without an index; build the view's missing
  * indexes when enough such seeks add up (see the top of the file). One
  * thread builds at a time; the others go on seeking the usual way. */
@@ -335,7 +319,7 @@ static void lazy_build(gsnap_db *db, gsnap_read *rd) {
     gsnap_fence__warm(db, rd);
     __atomic_store_n(&db->fence_misses, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&db->fence_building, 0, __ATOMIC_RELEASE);
-    view_take_more(db, rd);
+    take_refs(db, rd);
 }
 
 int gsnap_fence__seek(gsnap_db *db, gsnap_read *rd, size_t ri, uint8_t dir, uint64_t node, gsnap_run_reader *rr,

@@ -53,6 +53,16 @@ static int batch_differs(gsnap_sampler *s, uint8_t want[][N]) {
     return 0;
 }
 
+/* A new database (no fsync) in a fresh directory, returned in *dir. */
+static gsnap_db *open_db(const char *tag, char **dir) {
+    *dir = test_tmpdir(tag);
+    gsnap_db_options dopts = GSNAP_DB_OPTIONS_INIT;
+    dopts.sync = GSNAP_SYNC_NONE;
+    gsnap_db *db = NULL;
+    OK(gsnap_db_open(*dir, &dopts, &db));
+    return db;
+}
+
 static gsnap_sampler *open_fbl(gsnap_db *db, int64_t max_staleness) {
     gsnap_sampler_options o = GSNAP_SAMPLER_OPTIONS_INIT;
     o.mode = GSNAP_MODE_FBL;
@@ -66,11 +76,8 @@ static gsnap_sampler *open_fbl(gsnap_db *db, int64_t max_staleness) {
 }
 
 static void through_the_sampler(void) {
-    char *dir = test_tmpdir("samp-lcache");
-    gsnap_db_options dopts = GSNAP_DB_OPTIONS_INIT;
-    dopts.sync = GSNAP_SYNC_NONE;
-    gsnap_db *db;
-    OK(gsnap_db_open(dir, &dopts, &db));
+    char *dir;
+    gsnap_db *db = open_db("samp-lcache", &dir);
     /* three runs, each hub > GSNAP_SAMP_LC_MIN_IDS distinct neighbours, and
      * the same edges again in another version (duplicates across runs) */
     add_edges(db, 60, 0);
@@ -120,8 +127,7 @@ static void through_the_sampler(void) {
     test_rmdir(dir);
     free(dir);
 
-    dir = test_tmpdir("samp-lcache-key");
-    OK(gsnap_db_open(dir, &dopts, &db));
+    db = open_db("samp-lcache-key", &dir);
     add_edges(db, 10, 0);
     OK(gsnap_read_begin(db, &r1));
     OK(gsnap_read_begin(db, &r2));
@@ -156,11 +162,8 @@ static void through_the_sampler(void) {
  * with duplicate edges across them; a version-4 options struct (no
  * list_cache_bytes) opens with the default. */
 static void same_batches(void) {
-    char *dir = test_tmpdir("samp-lcache-same");
-    gsnap_db_options dopts = GSNAP_DB_OPTIONS_INIT;
-    dopts.sync = GSNAP_SYNC_NONE;
-    gsnap_db *db;
-    OK(gsnap_db_open(dir, &dopts, &db));
+    char *dir;
+    gsnap_db *db = open_db("samp-lcache-same", &dir);
     for (int c = 0; c < 6; c++) {
         gsnap_batch *b;
         OK(gsnap_batch_begin(db, &b));
@@ -171,13 +174,14 @@ static void same_batches(void) {
         OK(gsnap_batch_commit(b, NULL));
     }
     gsnap_sampler *s[3];
+    gsnap_sampler_options fbl = GSNAP_SAMPLER_OPTIONS_INIT;
+    fbl.mode = GSNAP_MODE_FBL;
+    fbl.layers = 2;
+    fbl.fanouts[0] = 5;
+    fbl.fanouts[1] = 10;
+    fbl.seed = 11;
     for (int k = 0; k < 3; k++) {
-        gsnap_sampler_options o = GSNAP_SAMPLER_OPTIONS_INIT;
-        o.mode = GSNAP_MODE_FBL;
-        o.layers = 2;
-        o.fanouts[0] = 5;
-        o.fanouts[1] = 10;
-        o.seed = 11;
+        gsnap_sampler_options o = fbl;
         o.list_cache_bytes = k == 0 ? -1 : 0;
         if (k == 2) o.version = 4;
         OK(gsnap_sampler_open(db, NULL, &o, &s[k]));
@@ -203,12 +207,7 @@ static void same_batches(void) {
     CHECK(st1.list_bytes >= st1.lists_kept * sizeof(uint64_t));
     for (int k = 0; k < 3; k++) gsnap_sampler_close(s[k]);
     /* two workers: each keeps its own lists; the counts add up */
-    gsnap_sampler_options o = GSNAP_SAMPLER_OPTIONS_INIT;
-    o.mode = GSNAP_MODE_FBL;
-    o.layers = 2;
-    o.fanouts[0] = 5;
-    o.fanouts[1] = 10;
-    o.seed = 11;
+    gsnap_sampler_options o = fbl;
     o.workers = 2;
     gsnap_sampler *w;
     OK(gsnap_sampler_open(db, NULL, &o, &w));

@@ -858,9 +858,10 @@ typedef struct {
                                 the same runs (no delete or time bound in range;
                                 a new commit read, a merge or a delete drops
                                 them): at most this many bytes, lists and their
-                                table, split evenly among `workers`; admitted
-                                first come, never evicted. 0 = 256 MiB; < 0 =
-                                none (docs/sampler.md "Kept lists") */
+                                table, split evenly among the sampler and its
+                                `workers` (workers + 1 shares when workers > 1);
+                                admitted first come, never evicted. 0 = 256 MiB;
+                                < 0 = none (docs/sampler.md "Kept lists") */
 } gsnap_sampler_options;
 #define GSNAP_SAMPLER_OPTIONS_INIT {GSNAP_SAMPLER_OPTIONS_VERSION, GSNAP_MODE_FBL, 0, \
     {0}, GSNAP_DIR_IN, 0, 0, 0, 0, 0, 0, -1, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, NULL, NULL, 0, \
@@ -915,7 +916,7 @@ typedef struct {
     /* kept lists (options.list_cache_bytes; all workers together): */
     uint64_t list_hits;        /* store reads answered from a kept list */
     uint64_t list_misses;      /* store reads that found none while lists could be kept */
-    uint64_t lists_kept;       /* lists held now */
+    uint64_t lists_kept;       /* lists held now (read when the statistics are) */
     uint64_t list_bytes;       /* bytes they take now (ids and table) */
 } gsnap_sampler_stats;
 

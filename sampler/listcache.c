@@ -48,6 +48,13 @@ void gsnap_samp__lc_free(gsnap_samp__lcache *c) {
     memset(c, 0, sizeof *c);
 }
 
+/* Publish the gauges for other threads (gsnap_sampler_stats_get). */
+static void publish(gsnap_samp__lcache *c) {
+    __atomic_store_n(&c->pub_kept, (uint64_t)c->used, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->pub_bytes, (uint64_t)(c->held * sizeof(uint64_t) + c->cap * sizeof *c->slots),
+                     __ATOMIC_RELAXED);
+}
+
 /* Forget every list (the chunks' memory is kept for the next key). */
 static void drop_all(gsnap_samp__lcache *c) {
     if (++c->gen == 0) { /* wrapped: no stale slot may look live */
@@ -57,6 +64,7 @@ static void drop_all(gsnap_samp__lcache *c) {
     c->used = 0;
     c->cur = 0;
     for (size_t i = 0; i < c->nchunks; i++) c->chunks[i].fill = 0;
+    publish(c);
 }
 
 void gsnap_samp__lc_rekey(gsnap_samp__lcache *c, uint64_t key) {
@@ -122,6 +130,7 @@ static int grow_slots(gsnap_samp__lcache *c) {
         ns[j] = old[i];
     }
     free(old);
+    publish(c);
     return 0;
 }
 
@@ -139,5 +148,6 @@ const uint64_t *gsnap_samp__lc_put(gsnap_samp__lcache *c, uint64_t node, const u
     if (c->slots[i].gen != c->gen) c->used++;
     c->slots[i] = (gsnap_samp__lc_slot){node, room, (uint32_t)n, c->gen};
     c->lists++;
+    publish(c);
     return room;
 }

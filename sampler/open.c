@@ -255,10 +255,10 @@ int gsnap_sampler_open(gsnap_db *db, const char *snapshot, const gsnap_sampler_o
     if ((rc = setup_options(s, &o))) goto fail;
     if ((rc = gsnap_samp__src_store(db, s->o.dir, &s->src))) goto fail;
     s->own_src = 1;
-    /* the kept lists' budget, split among the sources of the workers (the
-     * shadows' forks inherit it) */
+    /* the kept lists' budget, split among the sampler's own source and its
+     * workers' shadows (whose forks inherit it) */
     int64_t lcb = s->o.list_cache_bytes == 0 ? GSNAP_SAMP_LC_BYTES : s->o.list_cache_bytes;
-    gsnap_samp__src_store_lists(s->src, lcb < 0 ? 0 : (size_t)lcb / (s->o.workers > 1 ? s->o.workers : 1));
+    s->src->keep_lists(s->src, lcb < 0 ? 0 : (size_t)lcb / (s->o.workers > 1 ? s->o.workers + 1 : 1));
     if ((rc = finish_open(s))) goto fail;
     *out = s;
     return 0;
@@ -276,7 +276,19 @@ int gsnap_sampler_random_seeds(gsnap_sampler *s, uint64_t batch, size_t n, uint6
 }
 
 void gsnap_sampler_stats_get(const gsnap_sampler *s, gsnap_sampler_stats *st) {
-    if (s && st) *st = s->st;
+    if (!s || !st) return;
+    *st = s->st;
+    /* the kept lists held now, in every source (shadows' included: their
+     * threads publish these two atomically) */
+    st->lists_kept = st->list_bytes = 0;
+    for (unsigned i = 0; i <= s->nshadow; i++) {
+        gsnap_samp__src *src = i == 0 ? s->src : s->shadow[i - 1]->src;
+        if (!src || !src->lists) continue;
+        uint64_t c[4];
+        src->lists(src, c);
+        st->lists_kept += c[2];
+        st->list_bytes += c[3];
+    }
 }
 
 uint64_t gsnap_sampler_cache_checksum(const gsnap_sampler *s) {

@@ -205,6 +205,7 @@ static int bg_start(gsnap_sampler *s, int pipelined) {
     if (s->bg_src) s->bg_src->destroy(s->bg_src);
     s->bg_src = NULL;
     if ((rc = s->src->fork(s->src, &s->bg_src))) goto fail;
+    if (s->bg_src->keep_lists) s->bg_src->keep_lists(s->bg_src, 0); /* one refresh reads each list once */
     s->bg_rc = 0;
     if (pthread_create(&s->bg, NULL, bg_main, a) != 0) { rc = GSNAP_ENOMEM; goto fail; }
     s->bg_running = 1;

@@ -300,19 +300,19 @@ static int sample_layer(gsnap_sampler *s, unsigned h, const uint64_t *dst, uint3
     return 0;
 }
 
-/* The source's kept-list counts since the last batch into s->st, as
- * differences (a worker's batch carries them to the sampler's statistics
- * like its other counts; the two gauges add up to the totals the same way,
- * modulo 2^64). */
+/* The source's kept-list hits and misses since the last batch into s->st
+ * (a worker's batch carries them to the sampler's statistics like its other
+ * counts). The lists and bytes held are read when the statistics are
+ * (gsnap_sampler_stats_get), not carried: a batch made ahead and dropped
+ * would lose its part of them. */
 static void lists_count(gsnap_sampler *s) {
     if (!s->src->lists) return;
     uint64_t now[4];
     s->src->lists(s->src, now);
     s->st.list_hits += now[0] - s->lists_seen[0];
     s->st.list_misses += now[1] - s->lists_seen[1];
-    s->st.lists_kept += now[2] - s->lists_seen[2];
-    s->st.list_bytes += now[3] - s->lists_seen[3];
-    memcpy(s->lists_seen, now, sizeof now);
+    s->lists_seen[0] = now[0];
+    s->lists_seen[1] = now[1];
 }
 
 /* One batch's layers and buffer from `seeds` (s->batch, s->im, s->version

@@ -136,9 +136,13 @@ struct gsnap_samp__src {
     int (*fork)(gsnap_samp__src *src, gsnap_samp__src **out);
     gsnap_db *db; /* for error messages; may be NULL */
     uint64_t bytes_read; /* neighbour bytes fetched */
-    /* The kept lists' counts (listcache.c): hits, misses, lists held,
-     * bytes held; NULL for a source that keeps none. Same thread as nbrs. */
+    /* The kept lists' counts (listcache.c): hits and misses (read on the
+     * thread that calls nbrs), lists and bytes held (any thread). NULL for
+     * a source that keeps none. */
     void (*lists)(gsnap_samp__src *src, uint64_t out[4]);
+    /* Keep at most `bytes` of lists from now on (0: none; before its first
+     * view); its later forks get the same. NULL: keeps none. */
+    void (*keep_lists)(gsnap_samp__src *src, size_t bytes);
 };
 
 /* listcache.c: decoded lists kept across batches under the store's
@@ -168,6 +172,8 @@ typedef struct {
     size_t budget, min_ids;   /* bytes of chunks and slots at most; shorter lists are not kept */
     uint64_t lists;           /* lists kept so far (all keys) */
     uint64_t hits, misses;    /* lookups under a non-zero key (the source counts them) */
+    uint64_t pub_kept, pub_bytes; /* lists and bytes held, stored atomically after each
+                                 change: read by other threads (statistics) */
 } gsnap_samp__lcache;
 void gsnap_samp__lc_init(gsnap_samp__lcache *c, size_t budget, size_t min_ids);
 void gsnap_samp__lc_free(gsnap_samp__lcache *c);
@@ -182,9 +188,6 @@ const uint64_t *gsnap_samp__lc_put(gsnap_samp__lcache *c, uint64_t node, const u
 /* A source over the store (db stays owned by the caller). Its forks keep
  * decoded lists within the same budget as it. */
 int gsnap_samp__src_store(gsnap_db *db, gsnap_dir dir, gsnap_samp__src **out);
-/* The bytes of decoded lists a store source (and its later forks) may keep
- * (0: none); set before its first view. */
-void gsnap_samp__src_store_lists(gsnap_samp__src *src, size_t bytes);
 
 /* cache.c: in-memory cache images --------------------------------------- */
 
@@ -509,7 +512,7 @@ struct gsnap_sampler {
     uint64_t batch;        /* next batch number */
     uint64_t version;      /* store version of the current batch's reads */
     uint64_t seen_version; /* changes applied up to this version */
-    uint64_t lists_seen[4]; /* src->lists at the end of the last batch (gsnap_samp__produce) */
+    uint64_t lists_seen[2]; /* src->lists hits, misses at the end of the last batch (produce) */
     uint64_t *changed_at;  /* per node: last version that touched it */
     uint64_t nbound;       /* node id bound for random seeds */
     uint64_t *bg_changed;  /* copy of changed_at for the background refresh */

@@ -107,11 +107,11 @@ static int st_bound(gsnap_samp__src *s, uint64_t *b) {
 }
 
 static void st_lists(gsnap_samp__src *s, uint64_t out[4]) {
-    const gsnap_samp__lcache *c = &((store_src *)s)->lc;
+    gsnap_samp__lcache *c = &((store_src *)s)->lc;
     out[0] = c->hits;
     out[1] = c->misses;
-    out[2] = c->used;
-    out[3] = c->held * sizeof(uint64_t) + c->cap * sizeof *c->slots;
+    out[2] = __atomic_load_n(&c->pub_kept, __ATOMIC_RELAXED);
+    out[3] = __atomic_load_n(&c->pub_bytes, __ATOMIC_RELAXED);
 }
 
 static void st_destroy(gsnap_samp__src *s) {
@@ -124,16 +124,16 @@ static void st_destroy(gsnap_samp__src *s) {
     free(ss);
 }
 
-static int st_fork(gsnap_samp__src *s, gsnap_samp__src **out) {
-    int rc = gsnap_samp__src_store(s->db, ((store_src *)s)->dir, out);
-    if (rc == 0) gsnap_samp__src_store_lists(*out, ((store_src *)s)->lc.budget);
-    return rc;
-}
-
-void gsnap_samp__src_store_lists(gsnap_samp__src *src, size_t bytes) {
+static void st_keep_lists(gsnap_samp__src *src, size_t bytes) {
     store_src *ss = (store_src *)src;
     gsnap_samp__lc_free(&ss->lc);
     gsnap_samp__lc_init(&ss->lc, bytes, GSNAP_SAMP_LC_MIN_IDS);
+}
+
+static int st_fork(gsnap_samp__src *s, gsnap_samp__src **out) {
+    int rc = gsnap_samp__src_store(s->db, ((store_src *)s)->dir, out);
+    if (rc == 0) st_keep_lists(*out, ((store_src *)s)->lc.budget);
+    return rc;
 }
 
 int gsnap_samp__src_store(gsnap_db *db, gsnap_dir dir, gsnap_samp__src **out) {
@@ -150,6 +150,7 @@ int gsnap_samp__src_store(gsnap_db *db, gsnap_dir dir, gsnap_samp__src **out) {
     ss->base.destroy = st_destroy;
     ss->base.fork = st_fork;
     ss->base.lists = st_lists;
+    ss->base.keep_lists = st_keep_lists;
     ss->base.db = db;
     ss->dir = dir;
     ss->at_t = GSNAP_TIME_MAX;

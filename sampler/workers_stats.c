@@ -18,8 +18,6 @@ void gsnap_samp__stats_delta(gsnap_sampler_stats *d, const gsnap_sampler_stats *
     d->replaced_ids = a->replaced_ids - b->replaced_ids;
     d->list_hits = a->list_hits - b->list_hits;
     d->list_misses = a->list_misses - b->list_misses;
-    d->lists_kept = a->lists_kept - b->lists_kept;
-    d->list_bytes = a->list_bytes - b->list_bytes;
     for (unsigned i = 0; i < GSNAP_MAX_LAYERS; i++) {
         const gsnap_layer_stats *x = &a->layer[i], *y = &b->layer[i];
         gsnap_layer_stats *z = &d->layer[i];
@@ -42,8 +40,6 @@ void gsnap_samp__stats_add(gsnap_sampler_stats *a, const gsnap_sampler_stats *d)
     a->replaced_ids += d->replaced_ids;
     a->list_hits += d->list_hits;
     a->list_misses += d->list_misses;
-    a->lists_kept += d->lists_kept;
-    a->list_bytes += d->list_bytes;
     for (unsigned i = 0; i < GSNAP_MAX_LAYERS; i++) {
         gsnap_layer_stats *x = &a->layer[i];
         const gsnap_layer_stats *y = &d->layer[i];

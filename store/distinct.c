@@ -142,7 +142,13 @@ int gsnap_store__answer_key(gsnap_read *rd, gsnap_dir dir, int64_t at_t, uint64_
     if (!rd || !key) return GSNAP_EINVAL;
     *key = 0;
     uint64_t v = as_of == GSNAP_VERSION_LATEST || as_of > rd->meta.version ? rd->meta.version : as_of;
-    uint64_t h = XXH3_64bits_withSeed(&v, 0, (uint64_t)dir + 1);
+    /* a read before the retention horizon is an error, and the horizon can
+     * rise without a new run (a load restores it in a transaction of its
+     * own): it is part of what the answers depend on */
+    const struct gsnap_meta *m = &rd->meta;
+    if ((m->horizon > 1 && v < m->horizon) || (m->horizon_t != INT64_MIN && at_t < m->horizon_t)) return 0;
+    uint64_t h = XXH3_64bits_withSeed(&m->horizon, sizeof m->horizon, (uint64_t)dir + 1);
+    h = XXH3_64bits_withSeed(&m->horizon_t, sizeof m->horizon_t, h);
     for (size_t i = 0; i < rd->nruns; i++) {
         const gsnap_run *run = &rd->runs[i];
         if (run->info.min_ver > v) continue; /* not read at v (node_events skips it) */

@@ -191,7 +191,8 @@ int gsnap_store__distinct_nbrs(gsnap_db *db, gsnap_read *rd, uint64_t node, gsna
 /** What gsnap_store__distinct_nbrs answers from in view rd (not NULL) at
  *  (at_t, as_of), as one number: *key != 0 when every run the view reads at
  *  as_of needs no filter (no deletes, versions <= as_of, at_t >= the latest
- *  event time), so that its answers are the union of those runs' ids. Two
+ *  event time, none before the retention horizon), so that its answers are
+ *  the union of those runs' ids. Two
  *  views with the same non-zero key give the same answer for every node
  *  (run ids are never reused and a run never changes): a caller may keep
  *  answers under the key. *key = 0 when an answer depends on the filter.

@@ -227,7 +227,9 @@ static void test_feedback(void) {
     OK(gsnap_sampler__open_src(fk, 1, &o, &s));
     CHECK(s->o.policy == GSNAP_REFRESH_FIXED && s->o.core_min == 0 && s->ad == NULL);
     gsnap_sampler_close(s);
-    o.version = 5;
+    o.version = GSNAP_SAMPLER_OPTIONS_VERSION + 1; /* unknown */
+    o.policy = GSNAP_REFRESH_FIXED;                /* valid otherwise: only the version is wrong */
+    o.lambda[1] = 0;
     OK(t->base.fork(&t->base, &fk));
     CHECK(gsnap_sampler__open_src(fk, 1, &o, &s) == GSNAP_EINVAL);
     gsnap_refresh_policy p;

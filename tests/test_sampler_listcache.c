@@ -152,6 +152,23 @@ static void through_the_sampler(void) {
         CHECK_MSG(k2 == 0, "as of version 1 in a run merged with version 2");
     gsnap_read_end(r1);
     gsnap_read_end(r2);
+    /* history folded before version 3: reading as of 2 is an error
+     * (ERANGE), so no answer may be kept under a key for it */
+    add_edges(db, 10, 200);
+    gsnap_db_close(db);
+    gsnap_compact_options co = {GSNAP_COMPACT_OPTIONS_VERSION, 3, 0, 0, 1, NULL, NULL};
+    OK(gsnap_db_compact_history(dir, &co, NULL));
+    gsnap_db_options dopts = GSNAP_DB_OPTIONS_INIT;
+    OK(gsnap_db_open(dir, &dopts, &db));
+    OK(gsnap_read_begin(db, &r1));
+    const uint64_t *ids;
+    size_t n;
+    CHECK(gsnap_store__distinct_nbrs(db, r1, 0, GSNAP_DIR_IN, GSNAP_TIME_MAX, 2, &ids, &n) == GSNAP_ERANGE);
+    OK(gsnap_store__answer_key(r1, GSNAP_DIR_IN, GSNAP_TIME_MAX, 2, &k1));
+    CHECK_MSG(k1 == 0, "a read before the retention horizon has no answer key");
+    OK(gsnap_store__answer_key(r1, GSNAP_DIR_IN, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, &k2));
+    CHECK(k2 != 0);
+    gsnap_read_end(r1);
     gsnap_db_close(db);
     test_rmdir(dir);
     free(dir);
@@ -227,6 +244,48 @@ static void same_batches(void) {
     free(dir);
 }
 
+/* The two gauges (lists_kept, list_bytes) with workers whose batches made
+ * ahead are dropped (explicit seeds) while the lists are dropped (a commit
+ * and a compaction change the runs): they were carried as differences in
+ * the batches, so a dropped batch's lost its part and the totals drifted,
+ * then wrapped below zero. They must stay those of the lists held. */
+static void gauges_with_workers(void) {
+    char *dir;
+    gsnap_db *db = open_db("samp-lcache-gauge", &dir);
+    add_edges(db, 50, 0);
+    gsnap_sampler_options o = GSNAP_SAMPLER_OPTIONS_INIT;
+    o.mode = GSNAP_MODE_FBL;
+    o.layers = 2;
+    o.fanouts[0] = 5;
+    o.fanouts[1] = 10;
+    o.seed = 2;
+    o.workers = 4;
+    gsnap_sampler *s;
+    OK(gsnap_sampler_open(db, NULL, &o, &s));
+    int bad = 0;
+    for (int r = 0; r < 6 && !bad; r++) {
+        const void *buf;
+        size_t len;
+        for (int b = 0; b < 6; b++) OK(gsnap_sampler_next(s, NULL, 32, &buf, &len));
+        uint64_t seeds[4] = {0, 1, 2, 3};
+        OK(gsnap_sampler_next(s, seeds, 4, &buf, &len)); /* the batches ahead are dropped */
+        add_edges(db, 5, 1000 + 100 * r);
+        OK(gsnap_db_compact(db));
+        for (int b = 0; b < 3; b++) OK(gsnap_sampler_next(s, NULL, 32, &buf, &len));
+        gsnap_sampler_stats st;
+        gsnap_sampler_stats_get(s, &st);
+        /* at most every node's list in each of the 5 sources */
+        bad = st.lists_kept > 5 * (uint64_t)N || st.list_bytes < st.lists_kept * sizeof(uint64_t) ||
+              st.list_bytes > 5 * (uint64_t)GSNAP_SAMP_LC_BYTES;
+        CHECK_MSG(!bad, "round %d: %llu lists kept, %llu bytes", r, (unsigned long long)st.lists_kept,
+                  (unsigned long long)st.list_bytes);
+    }
+    gsnap_sampler_close(s);
+    gsnap_db_close(db);
+    test_rmdir(dir);
+    free(dir);
+}
+
 static void the_cache_alone(void) {
     gsnap_samp__lcache c;
     uint64_t ids[600];
@@ -270,6 +329,7 @@ static void the_cache_alone(void) {
 int main(void) {
     through_the_sampler();
     same_batches();
+    gauges_with_workers();
     the_cache_alone();
     TEST_DONE();
 }

@@ -431,7 +431,7 @@ class Sampler(_Owned):
             raise NotSupportedError(-31913, "this libgraphsnap gathers no features/labels")
         if shared and not _lib.HAVE_SHARED:
             raise NotSupportedError(-31913, "this libgraphsnap has no shared host tier")
-        if list_cache_bytes and not _lib.HAVE_LIST_CACHE:
+        if list_cache_bytes > 0 and not _lib.HAVE_LIST_CACHE:
             raise NotSupportedError(-31913, "this libgraphsnap keeps no neighbour lists")
         o = _lib.SamplerOptions()
         o.version = _lib.SAMPLER_OPTIONS_VERSION

@@ -136,9 +136,9 @@ struct gsnap_samp__src {
     int (*fork)(gsnap_samp__src *src, gsnap_samp__src **out);
     gsnap_db *db; /* for error messages; may be NULL */
     uint64_t bytes_read; /* neighbour bytes fetched */
-    /* The kept lists' counts (listcache.c): hits and misses (read on the
-     * thread that calls nbrs), lists and bytes held (any thread). NULL for
-     * a source that keeps none. */
+    /* The kept lists' counts (listcache.c): hits, misses, lists and bytes
+     * held (stored atomically by the thread that calls nbrs: any thread may
+     * read them). NULL for a source that keeps none. */
     void (*lists)(gsnap_samp__src *src, uint64_t out[4]);
     /* Keep at most `bytes` of lists from now on (0: none; before its first
      * view); its later forks get the same. NULL: keeps none. */
@@ -171,7 +171,8 @@ typedef struct {
     size_t held;              /* ids of memory the chunks hold (kept across keys) */
     size_t budget, min_ids;   /* bytes of chunks and slots at most; shorter lists are not kept */
     uint64_t lists;           /* lists kept so far (all keys) */
-    uint64_t hits, misses;    /* lookups under a non-zero key (the source counts them) */
+    uint64_t hits, misses;    /* lookups under a non-zero key (the source counts them;
+                                 stored atomically, read by other threads) */
     uint64_t pub_kept, pub_bytes; /* lists and bytes held, stored atomically after each
                                  change: read by other threads (statistics) */
 } gsnap_samp__lcache;

@@ -58,11 +58,12 @@ static int st_nbrs(gsnap_samp__src *s, uint64_t node, const uint64_t **ids, size
     store_src *ss = (store_src *)s;
     const uint64_t *kept = gsnap_samp__lc_get(&ss->lc, node, n);
     if (kept) { /* decoded in an earlier batch from the same runs */
-        ss->lc.hits++;
+        /* stored atomically: the statistics read a worker's counts */
+        __atomic_store_n(&ss->lc.hits, ss->lc.hits + 1, __ATOMIC_RELAXED);
         *ids = kept;
         return 0;
     }
-    ss->lc.misses += ss->lc.key != 0;
+    if (ss->lc.key) __atomic_store_n(&ss->lc.misses, ss->lc.misses + 1, __ATOMIC_RELAXED);
     int rc = gsnap_store__distinct_nbrs(s->db, ss->rd, node, ss->dir, ss->at_t, ss->as_of, ids, n);
     if (rc) return rc;
     s->bytes_read += *n * sizeof(uint64_t);
@@ -108,8 +109,8 @@ static int st_bound(gsnap_samp__src *s, uint64_t *b) {
 
 static void st_lists(gsnap_samp__src *s, uint64_t out[4]) {
     gsnap_samp__lcache *c = &((store_src *)s)->lc;
-    out[0] = c->hits;
-    out[1] = c->misses;
+    out[0] = __atomic_load_n(&c->hits, __ATOMIC_RELAXED);
+    out[1] = __atomic_load_n(&c->misses, __ATOMIC_RELAXED);
     out[2] = __atomic_load_n(&c->pub_kept, __ATOMIC_RELAXED);
     out[3] = __atomic_load_n(&c->pub_bytes, __ATOMIC_RELAXED);
 }

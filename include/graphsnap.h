@@ -855,9 +855,8 @@ typedef struct {
                                 (FBL; sparse, stale and all-neighbour nodes and
                                 PCF's fresh share in the cached modes) kept
                                 across batches while the read views answer from
-                                the same runs (no delete or time bound in range;
-                                a new commit read, a merge or a delete drops
-                                them): at most this many bytes, lists and their
+                                the same runs (a new commit read or a merge
+                                drops them): at most this many bytes, lists and their
                                 table, split evenly among the sampler and its
                                 `workers` (workers + 1 shares when workers > 1);
                                 admitted first come, never evicted. 0 = 256 MiB;

@@ -8,9 +8,10 @@
  * every batch (the frontier is reached through edges), so without this cache
  * it is decoded again in every batch: on a freshly ingested R-MAT store that
  * decode and merge were two thirds of FBL's time. The store tells which
- * answers may be kept (gsnap_store__answer_key: non-zero when every run a
- * view reads needs no filter, so that the answers are a function of the
- * runs alone, and runs never change); the source keeps the lists of at least
+ * answers may be kept (gsnap_store__answer_key: the runs a view reads, the
+ * retention horizon, and the version and time bound when a filter applies:
+ * what the answers are a function of, since runs never change); the
+ * source keeps the lists of at least
  * `min_ids` ids (1 by default: a short list costs the lookups in every run
  * all the same) under that key and drops them all when a view's key
  * differs. The lists are the store's answers byte for byte, so the samples

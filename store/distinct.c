@@ -149,11 +149,19 @@ int gsnap_store__answer_key(gsnap_read *rd, gsnap_dir dir, int64_t at_t, uint64_
     if ((m->horizon > 1 && v < m->horizon) || (m->horizon_t != INT64_MIN && at_t < m->horizon_t)) return 0;
     uint64_t h = XXH3_64bits_withSeed(&m->horizon, sizeof m->horizon, (uint64_t)dir + 1);
     h = XXH3_64bits_withSeed(&m->horizon_t, sizeof m->horizon_t, h);
+    int filtered = 0;
     for (size_t i = 0; i < rd->nruns; i++) {
         const gsnap_run *run = &rd->runs[i];
         if (run->info.min_ver > v) continue; /* not read at v (node_events skips it) */
-        if (!gsnap_store__run_unfiltered(rd, run, at_t, v)) return 0;
+        filtered |= !gsnap_store__run_unfiltered(rd, run, at_t, v);
         h = XXH3_64bits_withSeed(&run->id, sizeof run->id, h);
+    }
+    /* a run read through the filter (versions past v, events past at_t, or
+     * deletes to replay): the answers depend on (v, at_t) too, and on
+     * nothing else (the runs never change) */
+    if (filtered) {
+        h = XXH3_64bits_withSeed(&v, sizeof v, h);
+        h = XXH3_64bits_withSeed(&at_t, sizeof at_t, h);
     }
     *key = h | 1; /* never 0 */
     return 0;

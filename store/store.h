@@ -189,14 +189,13 @@ int gsnap_store__distinct_nbrs(gsnap_db *db, gsnap_read *rd, uint64_t node, gsna
                                uint64_t as_of, const uint64_t **ids, size_t *n);
 
 /** What gsnap_store__distinct_nbrs answers from in view rd (not NULL) at
- *  (at_t, as_of), as one number: *key != 0 when every run the view reads at
- *  as_of needs no filter (no deletes, versions <= as_of, at_t >= the latest
- *  event time, none before the retention horizon), so that its answers are
- *  the union of those runs' ids. Two
- *  views with the same non-zero key give the same answer for every node
- *  (run ids are never reused and a run never changes): a caller may keep
- *  answers under the key. *key = 0 when an answer depends on the filter.
- *  O(runs). */
+ *  (at_t, as_of), as one number: the runs the view reads at as_of (their
+ *  ids: never reused, and a run never changes), the retention horizon,
+ *  and (at_t, as_of) when a run is read through the filter (versions past
+ *  as_of, events past at_t, deletes to replay). Two views with the same
+ *  non-zero key give the same answer for every node: a caller may keep
+ *  answers under the key. *key = 0 when the read is before the retention
+ *  horizon (the answers are errors). O(runs). */
 int gsnap_store__answer_key(gsnap_read *rd, gsnap_dir dir, int64_t at_t, uint64_t as_of, uint64_t *key);
 
 typedef int (*gsnap_adj_fn)(void *ctx, uint64_t node, const gsnap_nbr *nbrs, size_t n);

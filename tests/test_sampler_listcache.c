@@ -113,13 +113,17 @@ static void through_the_sampler(void) {
     CHECK_MSG(!batch_differs(fresh, adj), "fresh sampler after a compaction");
     CHECK_MSG(!batch_differs(froz, frozen), "frozen sampler after a compaction");
 
-    /* the key: 0 while a delete is in the runs read, the same for two views
-     * of the same runs, another after a commit */
+    /* the key: with a delete in the runs read it covers the version and
+     * the time bound too; the same for two views of the same runs, another
+     * after a commit */
     gsnap_read *r1, *r2;
     uint64_t k1, k2;
     OK(gsnap_read_begin(db, &r1));
     OK(gsnap_store__answer_key(r1, GSNAP_DIR_IN, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, &k1));
-    CHECK_MSG(k1 == 0, "a view with a delete in range has no answer key");
+    OK(gsnap_store__answer_key(r1, GSNAP_DIR_IN, 150, GSNAP_VERSION_LATEST, &k2));
+    CHECK_MSG(k1 != 0 && k2 != 0 && k1 != k2, "deletes in range: the time bound is part of the key");
+    OK(gsnap_store__answer_key(r1, GSNAP_DIR_IN, GSNAP_TIME_MAX, 2, &k2));
+    CHECK_MSG(k2 != 0 && k1 != k2, "deletes in range: the version is part of the key");
     gsnap_read_end(r1);
     gsnap_sampler_close(fresh);
     gsnap_sampler_close(froz);
@@ -135,7 +139,7 @@ static void through_the_sampler(void) {
     OK(gsnap_store__answer_key(r2, GSNAP_DIR_IN, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, &k2));
     CHECK(k1 != 0 && k1 == k2);
     OK(gsnap_store__answer_key(r2, GSNAP_DIR_IN, 5, GSNAP_VERSION_LATEST, &k2));
-    CHECK_MSG(k2 == 0, "a view read before the latest time has no answer key");
+    CHECK_MSG(k2 != 0 && k2 != k1, "a time bound before the newest event: another key");
     OK(gsnap_store__answer_key(r2, GSNAP_DIR_OUT, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, &k2));
     CHECK(k2 != 0 && k2 != k1);
     gsnap_read_end(r2);
@@ -149,7 +153,7 @@ static void through_the_sampler(void) {
     if (st.runs > 1) /* the new run is not read as of version 1: version 1's key */
         CHECK_MSG(k2 == k1, "as of version 1 beside a newer run");
     else /* merged into one run holding version 2: read filtered as of 1 */
-        CHECK_MSG(k2 == 0, "as of version 1 in a run merged with version 2");
+        CHECK_MSG(k2 != 0 && k2 != k1, "as of version 1 in a run merged with version 2");
     gsnap_read_end(r1);
     gsnap_read_end(r2);
     /* history folded before version 3: reading as of 2 is an error
@@ -223,6 +227,40 @@ static void same_batches(void) {
     CHECK(st1.list_hits > 0 && st1.list_misses >= st1.lists_kept && st1.lists_kept > 0);
     CHECK(st1.list_bytes >= st1.lists_kept * sizeof(uint64_t));
     for (int k = 0; k < 3; k++) gsnap_sampler_close(s[k]);
+    /* read through the filter: a delete committed, samplers pinned at an
+     * older version and at a time bound; the lists are kept all the same
+     * (under a key that covers version and time) and change nothing */
+    gsnap_nbr nb[4096];
+    size_t cnt;
+    OK(gsnap_neighbors(db, NULL, 1, GSNAP_DIR_IN, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, nb, 4096, &cnt));
+    gsnap_batch *del;
+    OK(gsnap_batch_begin(db, &del));
+    for (size_t i = 0; i < cnt && i < 20; i++) OK(gsnap_batch_delete(del, nb[i].node, 1, nb[i].t));
+    OK(gsnap_batch_commit(del, NULL));
+    for (int pin = 0; pin < 3; pin++) {
+        gsnap_sampler *p[2];
+        for (int k = 0; k < 2; k++) {
+            gsnap_sampler_options o = fbl;
+            o.list_cache_bytes = k == 0 ? -1 : 0;
+            if (pin == 1) o.as_of = 4;
+            if (pin == 2) o.at_t = 25000;
+            OK(gsnap_sampler_open(db, NULL, &o, &p[k]));
+        }
+        int diff = 0;
+        for (uint64_t b = 0; b < 20; b++) {
+            uint64_t seeds[64];
+            OK(gsnap_sampler_random_seeds(p[0], b, 64, seeds));
+            const void *buf[2];
+            size_t len[2];
+            for (int k = 0; k < 2; k++) OK(gsnap_sampler_next(p[k], seeds, 64, &buf[k], &len[k]));
+            diff += len[1] != len[0] || memcmp(buf[1], buf[0], len[0]);
+        }
+        gsnap_sampler_stats sp;
+        gsnap_sampler_stats_get(p[1], &sp);
+        CHECK_MSG(diff == 0 && sp.list_hits > 0, "filtered reads (%d): %d batches differ, %llu hits", pin, diff,
+                  (unsigned long long)sp.list_hits);
+        for (int k = 0; k < 2; k++) gsnap_sampler_close(p[k]);
+    }
     /* two workers: each keeps its own lists; the counts add up */
     gsnap_sampler_options o = fbl;
     o.workers = 2;

@@ -10,17 +10,18 @@
  * decode and merge were two thirds of FBL's time. The store tells which
  * answers may be kept (gsnap_store__answer_key: the runs a view reads, the
  * retention horizon, and the version and time bound when a filter applies:
- * what the answers are a function of, since runs never change); the
- * source keeps the lists of at least
- * `min_ids` ids (1 by default: a short list costs the lookups in every run
- * all the same) under that key and drops them all when a view's key
- * differs. The lists are the store's answers byte for byte, so the samples
- * drawn from them are the ones drawn without the cache.
+ * what the answers are a function of, since runs never change); the source
+ * keeps the lists of at least `min_ids` ids (1 by default: a short list
+ * costs the lookups in every run all the same) under that key and drops
+ * them all when a view's key differs. The lists are the store's answers
+ * byte for byte, so the samples drawn from them are the ones drawn without
+ * the cache.
  *
  * Admission only, no eviction: once `budget` bytes are held (the ids' chunks
  * and the slot table together), further lists are not kept until the key
- * changes (hubs come first: they are met first and most often). Invariant: a slot is live iff its gen equals the
- * cache's gen; every live slot's ids were read under the cache's key.
+ * changes (hubs come first: they are met first and most often).
+ * Invariant: a slot is live iff its gen equals the cache's gen; every live
+ * slot's ids were read under the cache's key.
  */
 #include "sampler/sampler_int.h"
 #include <stdlib.h>

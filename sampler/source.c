@@ -2,8 +2,8 @@
  * sampler/source.c -- neighbour lists from the store: one read view per
  * batch (gsnap_read), point-in-time neighbours at (T, V) reduced to distinct
  * ascending ids; whole-graph scans; the per-version log of touched nodes.
- * Long lists are kept decoded across batches while the views answer from
- * the same runs (listcache.c).
+ * The lists read are kept decoded across batches while the views answer
+ * from the same runs (listcache.c).
  */
 #include "sampler/sampler_int.h"
 #include <stdlib.h>

@@ -149,7 +149,6 @@ const uint64_t *gsnap_samp__lc_put(gsnap_samp__lcache *c, uint64_t node, const u
     }
     if (c->slots[i].gen != c->gen) c->used++;
     c->slots[i] = (gsnap_samp__lc_slot){node, room, (uint32_t)n, c->gen};
-    c->lists++;
     publish(c);
     return room;
 }

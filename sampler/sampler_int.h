@@ -170,7 +170,6 @@ typedef struct {
     size_t nchunks, cur;      /* chunks[cur] is being filled */
     size_t held;              /* ids of memory the chunks hold (kept across keys) */
     size_t budget, min_ids;   /* bytes of chunks and slots at most; shorter lists are not kept */
-    uint64_t lists;           /* lists kept so far (all keys) */
     uint64_t hits, misses;    /* lookups under a non-zero key (the source counts them;
                                  stored atomically, read by other threads) */
     uint64_t pub_kept, pub_bytes; /* lists and bytes held, stored atomically after each

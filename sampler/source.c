@@ -67,7 +67,7 @@ static int st_nbrs(gsnap_samp__src *s, uint64_t node, const uint64_t **ids, size
     int rc = gsnap_store__distinct_nbrs(s->db, ss->rd, node, ss->dir, ss->at_t, ss->as_of, ids, n);
     if (rc) return rc;
     s->bytes_read += *n * sizeof(uint64_t);
-    if (*n >= ss->lc.min_ids && (kept = gsnap_samp__lc_put(&ss->lc, node, *ids, *n))) *ids = kept;
+    if ((kept = gsnap_samp__lc_put(&ss->lc, node, *ids, *n))) *ids = kept; /* NULL: not kept */
     return 0;
 }
 

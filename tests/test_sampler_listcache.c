@@ -178,6 +178,32 @@ static void through_the_sampler(void) {
     free(dir);
 }
 
+/* FBL, fanouts [5,10] (DGL order), the given seed. */
+static gsnap_sampler_options fbl_5_10(uint64_t seed) {
+    gsnap_sampler_options o = GSNAP_SAMPLER_OPTIONS_INIT;
+    o.mode = GSNAP_MODE_FBL;
+    o.layers = 2;
+    o.fanouts[0] = 5;
+    o.fanouts[1] = 10;
+    o.seed = seed;
+    return o;
+}
+
+/* `nb` batches of 64 seeds (drawn by s[0]) through samplers s[0..k): how
+ * many of s[1..k)'s batches differ from s[0]'s, byte for byte. */
+static int batches_differ(gsnap_sampler **s, int k, uint64_t nb) {
+    int differ = 0;
+    for (uint64_t b = 0; b < nb; b++) {
+        uint64_t seeds[64];
+        OK(gsnap_sampler_random_seeds(s[0], b, 64, seeds));
+        const void *buf[3];
+        size_t len[3];
+        for (int i = 0; i < k; i++) OK(gsnap_sampler_next(s[i], seeds, 64, &buf[i], &len[i]));
+        for (int i = 1; i < k; i++) differ += len[i] != len[0] || memcmp(buf[i], buf[0], len[0]);
+    }
+    return differ;
+}
+
 /* The same batches with and without kept lists (options.list_cache_bytes
  * < 0: none), byte for byte, fanouts [5,10] on a store of several runs
  * with duplicate edges across them; a version-4 options struct (no
@@ -195,27 +221,14 @@ static void same_batches(void) {
         OK(gsnap_batch_commit(b, NULL));
     }
     gsnap_sampler *s[3];
-    gsnap_sampler_options fbl = GSNAP_SAMPLER_OPTIONS_INIT;
-    fbl.mode = GSNAP_MODE_FBL;
-    fbl.layers = 2;
-    fbl.fanouts[0] = 5;
-    fbl.fanouts[1] = 10;
-    fbl.seed = 11;
+    gsnap_sampler_options fbl = fbl_5_10(11);
     for (int k = 0; k < 3; k++) {
         gsnap_sampler_options o = fbl;
         o.list_cache_bytes = k == 0 ? -1 : 0;
         if (k == 2) o.version = 4;
         OK(gsnap_sampler_open(db, NULL, &o, &s[k]));
     }
-    int differ = 0;
-    for (uint64_t b = 0; b < 30; b++) {
-        uint64_t seeds[64];
-        OK(gsnap_sampler_random_seeds(s[0], b, 64, seeds));
-        const void *buf[3];
-        size_t len[3];
-        for (int k = 0; k < 3; k++) OK(gsnap_sampler_next(s[k], seeds, 64, &buf[k], &len[k]));
-        for (int k = 1; k < 3; k++) differ += len[k] != len[0] || memcmp(buf[k], buf[0], len[0]);
-    }
+    int differ = batches_differ(s, 3, 30);
     CHECK_MSG(differ == 0, "%d batches differ with kept lists", differ);
     gsnap_sampler_stats st0, st1;
     gsnap_sampler_stats_get(s[0], &st0);
@@ -246,15 +259,7 @@ static void same_batches(void) {
             if (pin == 2) o.at_t = 25000;
             OK(gsnap_sampler_open(db, NULL, &o, &p[k]));
         }
-        int diff = 0;
-        for (uint64_t b = 0; b < 20; b++) {
-            uint64_t seeds[64];
-            OK(gsnap_sampler_random_seeds(p[0], b, 64, seeds));
-            const void *buf[2];
-            size_t len[2];
-            for (int k = 0; k < 2; k++) OK(gsnap_sampler_next(p[k], seeds, 64, &buf[k], &len[k]));
-            diff += len[1] != len[0] || memcmp(buf[1], buf[0], len[0]);
-        }
+        int diff = batches_differ(p, 2, 20);
         gsnap_sampler_stats sp;
         gsnap_sampler_stats_get(p[1], &sp);
         CHECK_MSG(diff == 0 && sp.list_hits > 0, "filtered reads (%d): %d batches differ, %llu hits", pin, diff,
@@ -291,12 +296,7 @@ static void gauges_with_workers(void) {
     char *dir;
     gsnap_db *db = open_db("samp-lcache-gauge", &dir);
     add_edges(db, 50, 0);
-    gsnap_sampler_options o = GSNAP_SAMPLER_OPTIONS_INIT;
-    o.mode = GSNAP_MODE_FBL;
-    o.layers = 2;
-    o.fanouts[0] = 5;
-    o.fanouts[1] = 10;
-    o.seed = 2;
+    gsnap_sampler_options o = fbl_5_10(2);
     o.workers = 4;
     gsnap_sampler *s;
     OK(gsnap_sampler_open(db, NULL, &o, &s));

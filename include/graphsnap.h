@@ -112,7 +112,7 @@ typedef enum { GSNAP_DIR_IN = 0, GSNAP_DIR_OUT = 1 } gsnap_dir;
  *  OS crash; for bulk loads and tests). */
 typedef enum { GSNAP_SYNC_FULL = 0, GSNAP_SYNC_NONE = 1 } gsnap_sync_mode;
 
-#define GSNAP_DB_OPTIONS_VERSION 2 /* 2 added no_lock; version 1 structs are still accepted */
+#define GSNAP_DB_OPTIONS_VERSION 3 /* 2 added no_lock, 3 read_cache_bytes; versions 1-2 are still accepted */
 typedef struct {
     unsigned version;         /* GSNAP_DB_OPTIONS_VERSION */
     unsigned keep;            /* GSNAP_KEEP_*; used when creating, ignored on open */
@@ -131,8 +131,17 @@ typedef struct {
     int no_lock;              /* with read_only: MDB_NOLOCK, no lock file is used
                                  at all (a backup or read-only media). Only safe
                                  when no process writes the database meanwhile. */
+    /* version 3 */
+    int64_t read_cache_bytes; /* memory for verified copies of the delta runs
+                                 that reads seek (with a node table each: a
+                                 point query then finds a node of such a run
+                                 in one probe instead of a B-tree descent);
+                                 0 = 64 MiB, < 0 = none. Made by the process's
+                                 commits and by its reads of a store that
+                                 another process writes; youngest runs first,
+                                 freed when merges remove the runs. */
 } gsnap_db_options;
-#define GSNAP_DB_OPTIONS_INIT {GSNAP_DB_OPTIONS_VERSION, GSNAP_KEEP_BOTH, GSNAP_SYNC_FULL, 0, 0, 0, 1, 0}
+#define GSNAP_DB_OPTIONS_INIT {GSNAP_DB_OPTIONS_VERSION, GSNAP_KEEP_BOTH, GSNAP_SYNC_FULL, 0, 0, 0, 1, 0, 0}
 
 /**
  * Open (and, with opts->create, create) the database in directory `path`.

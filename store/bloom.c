@@ -11,17 +11,23 @@
 
 #include <stdlib.h>
 #include <string.h>
+#define XXH_INLINE_ALL /* hashing 8 bytes: a call through the PLT would cost more than the hash */
 #include <xxhash.h>
 
 static inline uint64_t node_hash(uint64_t node) { return XXH3_64bits(&node, sizeof node); }
+
+uint64_t gsnap_bloom__hash(uint64_t node) { return node_hash(node); }
 
 static inline uint32_t block_of(uint64_t h, uint32_t nblocks) {
     return (uint32_t)(((h >> 32) * (uint64_t)nblocks) >> 32);
 }
 
 int gsnap_bloom__may_contain(const gsnap_bloom_ref *b, uint64_t node) {
+    return gsnap_bloom__may_contain_h(b, node_hash(node));
+}
+
+int gsnap_bloom__may_contain_h(const gsnap_bloom_ref *b, uint64_t h) {
     if (!b->blocks || b->nblocks == 0) return 1;
-    uint64_t h = node_hash(node);
     const unsigned char *blk = b->blocks + (size_t)block_of(h, b->nblocks) * 64;
     for (int i = 0; i < 4; i++) {
         unsigned bit = (unsigned)(h >> (9 * i)) & 511;
@@ -30,8 +36,8 @@ int gsnap_bloom__may_contain(const gsnap_bloom_ref *b, uint64_t node) {
     return 1;
 }
 
-void gsnap_bloom__prefetch(const gsnap_bloom_ref *b, uint64_t node) {
-    if (b->blocks && b->nblocks) __builtin_prefetch(b->blocks + (size_t)block_of(node_hash(node), b->nblocks) * 64);
+void gsnap_bloom__prefetch_h(const gsnap_bloom_ref *b, uint64_t h) {
+    if (b->blocks && b->nblocks) __builtin_prefetch(b->blocks + (size_t)block_of(h, b->nblocks) * 64);
 }
 
 /* Build and store the filter of `n` distinct nodes for (run, dir). */

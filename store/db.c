@@ -170,6 +170,8 @@ static gsnap_db *alloc_db(const char *path, const gsnap_db_options *opts, const 
     if (db->dir_fd >= 0) flock(db->dir_fd, LOCK_SH);
     db->path = strdup(path);
     db->read_only = opts->read_only;
+    db->fence_budget = opts->read_cache_bytes < 0 ? 0
+                       : opts->read_cache_bytes == 0 ? GSNAP_FENCE_HELD_BYTES : (uint64_t)opts->read_cache_bytes;
     db->sync = opts->sync;
     db->dir_dev = (uint64_t)st->st_dev;
     db->dir_ino = (uint64_t)st->st_ino;
@@ -264,8 +266,9 @@ int gsnap_db_open(const char *path, const gsnap_db_options *opts_in, gsnap_db **
     *out = NULL;
     if (!path || !*path) return gsnap_err_open(GSNAP_EINVAL, "gsnap_db_open: empty path");
     if (opts_in) {
-        /* Version 1 callers pass the struct without the fields added since. */
+        /* Older callers pass the struct without the fields added since. */
         if (opts_in->version == 1) memcpy(&o, opts_in, offsetof(gsnap_db_options, no_lock));
+        else if (opts_in->version == 2) memcpy(&o, opts_in, offsetof(gsnap_db_options, read_cache_bytes));
         else if (opts_in->version == GSNAP_DB_OPTIONS_VERSION) o = *opts_in;
         else
             return gsnap_err_open(GSNAP_EINVAL, "gsnap_db_open: options version %u, expected 1..%u",

@@ -26,6 +26,20 @@
  * index. A run without an index (not built yet, format-2 chunks, a build
  * that failed) is sought the usual way.
  *
+ * Held copies: within the handle's budget (db->fence_budget, from
+ * gsnap_db_options.read_cache_bytes), an index also keeps its run's chunk
+ * payloads of a direction back to back (each verified as it is copied:
+ * runs never change, so the copy stays right) and a node table over them
+ * (each node -> its first group: an array by node where the run's ids are
+ * dense, else a hash), both in one region of huge pages where it is large
+ * (region_alloc). A seek of such a run is then one lookup
+ * and reads of the copy (gsnap_run__seek_held, runs.c): no B-tree descent,
+ * no lookup in the verification set, no walk over group headers; on an
+ * ingesting store that was 30 % of the time of the queries that return a
+ * few neighbours (docs/benchmarks.md "Queries under ingest: held copies").
+ * The copies count against the budget until the index is freed (the last
+ * reference gone); one that does not fit is not made.
+ *
  * A process that never commits (a trainer opened on a store that another
  * process ingests, or on a finished one) gets no index from warm.c. Its
  * seeks build them instead, once they have walked about as many group
@@ -39,6 +53,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <xxhash.h>
 
 typedef struct {
@@ -57,11 +72,65 @@ typedef struct {
     int ok; /* built */
     unsigned char *bloom; /* a verified copy of the run's Bloom filter blocks (NULL: none) */
     uint32_t nblocks;
+    /* a verified copy of the chunks' payloads (held.bytes NULL: none, seeks
+     * descend the B-tree); cbytes is the copy while it is built (then moved
+     * into the region), coff/cnrec what held.off/nrec point into */
+    gsnap_run_held held;
+    unsigned char *cbytes;
+    uint32_t *coff, *cnrec;
+    size_t cbytes_len, cbytes_cap, ocap;
+    /* buckets of the entries by node >> shift: the entries of bucket b are
+     * e[top[b] .. top[b + 1]) (ntop + 1 values), so that a seek searches a
+     * few entries instead of the whole array (a binary search over
+     * thousands of entries is a dozen dependent cache misses on a store
+     * just written; NULL: search the whole array) */
+    uint32_t *top;
+    size_t ntop;
+    unsigned shift;
+    /* with a held copy (always, when there is one): every node of the
+     * run's direction -> its first group, open addressing (at most half
+     * full; chunk1 0: empty). A seek then costs one probe and one
+     * read of the copy. The Bloom filter is still asked first: its blocks
+     * (2 bytes a node) stay in cache where the table's slots (32 bytes a
+     * node) do not, and most queries ask for nodes a run lacks. */
+    struct held_slot *slots;
+    uint64_t smask;
+    /* or, when the run's nodes are dense enough (range <= 4 x groups), a
+     * table indexed by node - dlo (dn entries): built in node order, no
+     * hashing (the build is a sequential write, not one cache miss a node) */
+    struct held_ent *direct;
+    uint64_t dlo, dn;
+    uint64_t groups;           /* group headers of the run's direction (sizes the table) */
+    uint64_t lo_node, hi_node; /* the first and last group's nodes */
+    /* the copy and the table live in one region (region_huge: mapped in
+     * 2 MiB units and advised into huge pages); cost: what it counts
+     * against the handle's budget */
+    unsigned char *region;
+    size_t region_len, cost;
+    int region_huge;
 } fence_dir;
+
+struct held_slot {
+    uint64_t node;
+    uint32_t chunk1; /* the chunk + 1; 0: an empty slot (fresh zeroed memory is an empty table) */
+    uint16_t off;    /* byte offset of the group's header in its chunk's payload */
+    uint16_t before; /* records of the chunk before it */
+};
+
+struct held_ent {
+    uint32_t chunk1; /* as in held_slot: 0 = no group of this node */
+    uint16_t off, before;
+};
+
+static inline uint64_t slot_hash(uint64_t node) {
+    node *= 0x9e3779b97f4a7c15ull;
+    return node ^ (node >> 29);
+}
 
 struct gsnap_fence {
     uint64_t run_id;
     int refs; /* atomic: the table's and the views' */
+    uint64_t *held_total; /* the handle's count of held bytes (db->fence_held) */
     fence_dir d[2];
 };
 
@@ -72,8 +141,63 @@ struct gsnap_fences {
     uint64_t built;         /* indexes built (tests) */
 };
 
+/* The region of a copy and its table: from 512 KiB on, mapped in 2 MiB
+ * units and advised into transparent huge pages. On the shared VMs this
+ * was measured on, the first read of a 4 KiB page not read for a while
+ * costs about 4 us (the hypervisor's page tables, not a guest page fault),
+ * so a query that probed a table and read a copy spread over small pages
+ * paid it twice: the p99 of PGP queries under ingest went from 7 to 13 us
+ * with 4 KiB pages and to 2.3 us with huge ones. Smaller regions come from
+ * malloc (a few pages). NULL when out of memory. */
+static unsigned char *region_alloc(fence_dir *d, size_t want) {
+    const size_t huge = (size_t)2 << 20;
+    d->region_huge = want >= ((size_t)512 << 10);
+    if (!d->region_huge) {
+        d->region_len = want;
+        return d->region = malloc(want ? want : 1);
+    }
+    size_t n = (want + huge - 1) / huge * huge;
+    unsigned char *p = mmap(NULL, n + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    size_t lead = (huge - ((uintptr_t)p & (huge - 1))) & (huge - 1); /* trim to a 2 MiB boundary */
+    if (lead) munmap(p, lead);
+    if (huge - lead) munmap(p + lead + n, huge - lead);
+    p += lead;
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, n, MADV_HUGEPAGE); /* advice only: without it, small pages */
+#endif
+    d->region_len = n;
+    return d->region = p;
+}
+
+static void region_free(fence_dir *d) {
+    if (d->region && d->region_huge) munmap(d->region, d->region_len);
+    else free(d->region);
+    d->region = NULL;
+    d->region_len = 0;
+}
+
+/* Drop d's chunk copy and give its bytes back to the handle's budget. */
+static void drop_held(struct gsnap_fence *f, fence_dir *d) {
+    if (d->held.bytes) __atomic_sub_fetch(f->held_total, (uint64_t)d->cost, __ATOMIC_RELAXED);
+    region_free(d);
+    d->slots = NULL;
+    d->direct = NULL;
+    d->smask = d->dn = 0;
+    d->cost = 0;
+    free(d->cbytes);
+    free(d->coff);
+    free(d->cnrec);
+    d->cbytes = NULL;
+    d->coff = d->cnrec = NULL;
+    d->cbytes_len = d->cbytes_cap = d->ocap = 0;
+    memset(&d->held, 0, sizeof d->held);
+}
+
 static void fence_free(struct gsnap_fence *f) {
     for (int i = 0; i < 2; i++) {
+        drop_held(f, &f->d[i]);
+        free(f->d[i].top);
         free(f->d[i].e);
         free(f->d[i].key);
         free(f->d[i].bloom);
@@ -149,14 +273,124 @@ static int index_chunk(fence_dir *d, uint32_t ci, const unsigned char *pay, size
         }
         before += h[1];
         p += h[2];
+        if (d->groups++ == 0) d->lo_node = node;
+        d->hi_node = node;
     }
     return before == nrec ? 0 : GSNAP_ECORRUPT;
 }
 
+/* Move the built copy (d->cbytes) into a region with a node table after
+ * it: each node's first group (a node whose records go on in the next
+ * chunk has a group there too). 0, or GSNAP_ENOMEM / GSNAP_ECORRUPT (then
+ * neither). */
+static int fill_slots(fence_dir *d) {
+    uint64_t cap = 16, range = d->hi_node - d->lo_node + 1;
+    while (cap < 2 * d->groups) cap *= 2;
+    if (cap > ((uint64_t)1 << 32)) return GSNAP_ENOMEM;
+    int direct = d->groups && d->hi_node >= d->lo_node && range <= 4 * d->groups && range < ((uint64_t)1 << 32);
+    size_t tbytes = direct ? (size_t)range * sizeof(struct held_ent) : (size_t)cap * sizeof(struct held_slot);
+    size_t at = (d->cbytes_len + 63) & ~(size_t)63; /* the table, cache-line aligned */
+    unsigned char *region = region_alloc(d, at + tbytes);
+    if (!region) return GSNAP_ENOMEM;
+    memcpy(region, d->cbytes, d->cbytes_len);
+    struct held_slot *t = direct ? NULL : (struct held_slot *)(void *)(region + at);
+    struct held_ent *de = direct ? (struct held_ent *)(void *)(region + at) : NULL;
+    if (!d->region_huge) memset(region + at, 0, tbytes); /* a fresh mapping is zeroed already */
+    for (uint32_t c = 0; c < d->held.nc; c++) {
+        const unsigned char *pay = region + d->held.off[c], *p = pay, *end = region + d->held.off[c + 1];
+        uint64_t base, node = 0, before = 0;
+        if (gsnap_codec__get(&p, end, &base) || gsnap_codec__get(&p, end, &base)) goto bad;
+        while (p < end) {
+            size_t off = (size_t)(p - pay);
+            uint64_t h[3];
+            if (gsnap_codec__get3(&p, end, h) || h[2] > (size_t)(end - p) || off > UINT16_MAX ||
+                before > UINT16_MAX)
+                goto bad;
+            node += h[0];
+            if (de) {
+                if (node < d->lo_node || node - d->lo_node >= range) goto bad;
+                struct held_ent *x = &de[node - d->lo_node];
+                if (!x->chunk1) *x = (struct held_ent){c + 1, (uint16_t)off, (uint16_t)before};
+            } else {
+                uint64_t i = slot_hash(node) & (cap - 1);
+                while (t[i].chunk1 && t[i].node != node) i = (i + 1) & (cap - 1);
+                if (!t[i].chunk1) t[i] = (struct held_slot){node, c + 1, (uint16_t)off, (uint16_t)before};
+            }
+            before += h[1];
+            p += h[2];
+        }
+    }
+    d->slots = t;
+    d->smask = t ? cap - 1 : 0;
+    d->direct = de;
+    d->dlo = d->lo_node;
+    d->dn = de ? range : 0;
+    d->held.bytes = region;
+    d->cost = d->region_len + d->ocap * 2 * sizeof(uint32_t);
+    free(d->cbytes); /* the region holds the bytes now */
+    d->cbytes = NULL;
+    d->cbytes_cap = 0;
+    return 0;
+bad:
+    region_free(d);
+    return GSNAP_ECORRUPT;
+}
+
+/* Append chunk ci's verified payload to d's copy; 0, or GSNAP_ENOMEM. The
+ * offsets are u32: a copy stops short of 4 GiB (the budget is far less). */
+static int hold_chunk(fence_dir *d, size_t ci, const unsigned char *pay, size_t plen, uint32_t nrec) {
+    if (d->cbytes_len + plen > UINT32_MAX) return GSNAP_ENOMEM;
+    if (d->cbytes_len + plen > d->cbytes_cap) {
+        size_t nc = d->cbytes_cap ? d->cbytes_cap * 2 : (size_t)1 << 16;
+        while (nc < d->cbytes_len + plen) nc *= 2;
+        unsigned char *nb = realloc(d->cbytes, nc);
+        if (!nb) return GSNAP_ENOMEM;
+        d->cbytes = nb;
+        d->cbytes_cap = nc;
+    }
+    if (ci + 2 > d->ocap) { /* coff needs ci + 2 entries, cnrec ci + 1 */
+        size_t nc = d->ocap ? d->ocap * 2 : 64;
+        uint32_t *no = realloc(d->coff, nc * sizeof *no), *nr = NULL;
+        if (no) d->coff = no;
+        if (!no || !(nr = realloc(d->cnrec, nc * sizeof *nr))) return GSNAP_ENOMEM;
+        d->cnrec = nr;
+        d->ocap = nc;
+    }
+    memcpy(d->cbytes + d->cbytes_len, pay, plen);
+    d->coff[ci] = (uint32_t)d->cbytes_len;
+    d->cnrec[ci] = nrec;
+    d->cbytes_len += plen;
+    d->coff[ci + 1] = (uint32_t)d->cbytes_len;
+    return 0;
+}
+
+/* Bucket d's entries (ascending nodes) by their high bits: about two
+ * entries per bucket. Leaves d->top NULL when it cannot (no memory). */
+static void bucket(fence_dir *d) {
+    if (d->n < 16 || d->n > UINT32_MAX) return;
+    uint64_t last = d->e[d->n - 1].node;
+    size_t want = 1;
+    while (want < d->n / 2) want *= 2;
+    unsigned shift = 0;
+    while ((last >> shift) >= want) shift++;
+    size_t ntop = (size_t)(last >> shift) + 1; /* buckets up to the last entry's */
+    uint32_t *top = malloc((ntop + 1) * sizeof *top);
+    if (!top) return;
+    size_t j = 0;
+    for (size_t b = 0; b <= ntop; b++) {
+        while (j < d->n && (d->e[j].node >> shift) < b) j++;
+        top[b] = (uint32_t)j;
+    }
+    d->top = top;
+    d->ntop = ntop;
+    d->shift = shift;
+}
+
 /* Build d from every chunk of (run, dir) in txn; GSC1 chunks, a checksum
  * mismatch or anything malformed leave it unbuilt (queries then seek the
- * usual way and report the damage). */
-static int build_dir(gsnap_db *db, MDB_txn *txn, uint64_t run_id, uint8_t dir, fence_dir *d) {
+ * usual way and report the damage). With hold, d also keeps a copy of the
+ * verified payloads (dropped again if anything fails). */
+static int build_dir(gsnap_db *db, MDB_txn *txn, uint64_t run_id, uint8_t dir, fence_dir *d, int hold) {
     MDB_cursor *c;
     int rc = mdb_cursor_open(txn, db->data_dbi, &c);
     if (rc) return GSNAP_EIO;
@@ -187,11 +421,33 @@ static int build_dir(gsnap_db *db, MDB_txn *txn, uint64_t run_id, uint8_t dir, f
         }
         memcpy(d->key[d->nc], kp, GSNAP_DATA_KEY);
         rc = index_chunk(d, (uint32_t)d->nc, pay, plen, h.nrec);
+        if (rc == 0 && hold && hold_chunk(d, d->nc, pay, plen, h.nrec)) hold = 0; /* no room: no copy */
         d->nc++;
     }
     mdb_cursor_close(c);
     d->ok = rc == 0 && d->n > 0;
+    if (d->ok) bucket(d);
+    if (d->ok && hold && d->nc > 0 && d->nc < UINT32_MAX) {
+        d->held = (gsnap_run_held){d->cbytes, d->coff, d->cnrec, (uint32_t)d->nc};
+        if (fill_slots(d)) memset(&d->held, 0, sizeof d->held); /* no table: no copy either (seeks use both) */
+    }
     return rc;
+}
+
+/* Keep d's copy if the handle's budget has room for it, else drop it. */
+static void budget_held(struct gsnap_fence *f, fence_dir *d, uint64_t budget) {
+    if (!d->held.bytes) {
+        drop_held(f, d);
+        return;
+    }
+    uint64_t len = d->cost, cur = __atomic_load_n(f->held_total, __ATOMIC_RELAXED);
+    do {
+        if (cur + len > budget) {
+            d->held.bytes = NULL; /* not counted: drop without giving back */
+            drop_held(f, d);
+            return;
+        }
+    } while (!__atomic_compare_exchange_n(f->held_total, &cur, cur + len, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 }
 
 /* Copy the run's verified Bloom filter of dir into d (views then need no
@@ -219,10 +475,14 @@ static void build(gsnap_db *db, gsnap_read *rd, const gsnap_run *run) {
     if (!f) return;
     f->run_id = run->id;
     f->refs = 1;
+    f->held_total = &db->fence_held;
     for (uint8_t dir = 0; dir < 2; dir++)
         if (db->keep & (dir == GSNAP_DIR_IN ? GSNAP_KEEP_IN : GSNAP_KEEP_OUT) &&
             run->info.nrec_dir[dir] <= GSNAP_FENCE_MAX_RECS) {
-            (void)build_dir(db, rd->txn, run->id, dir, &f->d[dir]);
+            /* a copy is worth making only if the budget may still take it */
+            int hold = __atomic_load_n(&db->fence_held, __ATOMIC_RELAXED) < db->fence_budget;
+            (void)build_dir(db, rd->txn, run->id, dir, &f->d[dir], hold);
+            budget_held(f, &f->d[dir], db->fence_budget);
             copy_bloom(db, rd->txn, run->id, dir, &f->d[dir]);
         }
     pthread_mutex_lock(&t->mu);
@@ -333,7 +593,38 @@ int gsnap_fence__seek(gsnap_db *db, gsnap_read *rd, size_t ri, uint8_t dir, uint
     }
     if (!f || !f->d[dir & 1].ok) return gsnap_run__seek(db, rd->cur, run->id, dir, node, rr, verify);
     const fence_dir *d = &f->d[dir & 1];
+    if (d->slots || d->direct) { /* the node's first group, or not in the run */
+        uint32_t chunk1 = 0, off = 0, before = 0;
+        if (d->direct) {
+            if (node >= d->dlo && node - d->dlo < d->dn) {
+                const struct held_ent *x = &d->direct[node - d->dlo];
+                chunk1 = x->chunk1, off = x->off, before = x->before;
+            }
+        } else {
+            uint64_t i = slot_hash(node) & d->smask;
+            while (d->slots[i].chunk1 && d->slots[i].node != node) i = (i + 1) & d->smask;
+            chunk1 = d->slots[i].chunk1, off = d->slots[i].off, before = d->slots[i].before;
+        }
+        if (!chunk1) {
+            memset(rr, 0, sizeof *rr);
+            rr->done = 1;
+            rr->run_id = run->id;
+            rr->dir = dir;
+            return 0;
+        }
+        /* the decoder wants the node before the group: its header's delta says */
+        uint32_t c = chunk1 - 1;
+        const unsigned char *p = d->held.bytes + d->held.off[c] + off, *end = d->held.bytes + d->held.off[c + 1];
+        uint64_t delta;
+        if (gsnap_codec__get(&p, end, &delta)) delta = 0; /* seek_held reports the damage */
+        return gsnap_run__seek_held(db, &d->held, run->id, dir, d->key[c], c, off, node - delta, before, node, rr);
+    }
     size_t lo = 0, hi = d->n; /* the last entry with node < the target, or the first */
+    if (d->top) { /* the first entry with node >= the target is in [top[b], top[b + 1]] */
+        uint64_t b = node >> d->shift;
+        if (b >= d->ntop) lo = hi = d->n;
+        else lo = d->top[b], hi = d->top[b + 1];
+    }
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (d->e[mid].node < node) lo = mid + 1;
@@ -353,6 +644,10 @@ uint64_t gsnap_fence__built(gsnap_db *db) {
     return b;
 }
 
+uint64_t gsnap_fence__held_bytes(gsnap_db *db) {
+    return __atomic_load_n(&db->fence_held, __ATOMIC_RELAXED);
+}
+
 int gsnap_fence__has(gsnap_db *db, uint64_t run_id) {
     struct gsnap_fences *t = table(db, 0);
     if (!t) return 0;
@@ -368,14 +663,14 @@ int gsnap_fence__has(gsnap_db *db, uint64_t run_id) {
  * query's first reads of every run need (the dense index entry, the Bloom
  * block), so that their misses overlap instead of coming one after the
  * other (on a store just written by a commit, most of them miss). */
-int gsnap_fence__prefetch(gsnap_db *db, gsnap_read *rd, uint64_t node, uint8_t dir, uint64_t as_of,
+int gsnap_fence__prefetch(gsnap_db *db, gsnap_read *rd, uint64_t node, uint64_t bloom_h, uint8_t dir, uint64_t as_of,
                           size_t *bad_run) {
     gsnap_fence__view_take(db, rd);
     for (size_t i = 0; i < rd->nruns; i++) {
         const gsnap_run *run = &rd->runs[i];
         if (run->info.min_ver > as_of) continue;
         if (!(run->info.flags & GSNAP_RUN_DENSE)) {
-            gsnap_bloom__prefetch(&rd->blooms[i * 2 + dir], node);
+            gsnap_bloom__prefetch_h(&rd->blooms[i * 2 + dir], bloom_h);
             continue;
         }
         gsnap_dense_ref *d = &rd->denses[i * 2 + dir];

@@ -154,6 +154,7 @@ static int reader_at(gsnap_db *db, gsnap_run_reader *rr, uint64_t lo) {
 /* A reader at no record yet (done until a chunk is loaded). */
 static void reader_start(gsnap_run_reader *rr, MDB_cursor *cur, uint64_t run_id, uint8_t dir, int verify) {
     rr->cur = cur;
+    rr->held = NULL;
     rr->run_id = run_id;
     rr->dir = dir;
     rr->done = 1;
@@ -213,6 +214,9 @@ int gsnap_run__seek(gsnap_db *db, MDB_cursor *cur, uint64_t run_id, uint8_t dir,
     return reader_at(db, rr, lo);
 }
 
+static int seek_group(gsnap_db *db, gsnap_run_reader *rr, const unsigned char *key, uint32_t off, uint64_t prev,
+                      uint32_t before, uint64_t node);
+
 /* Seek `node` from a group of a known chunk (fence.c): descend to the chunk
  * by its exact key, position the decoder at the group's header (byte `off`,
  * after `before` records; `prev` = the node of the group before it, 0 for
@@ -230,6 +234,42 @@ int gsnap_run__seek_from(gsnap_db *db, MDB_cursor *cur, uint64_t run_id, uint8_t
     if (rc) return gsnap_store__mdb_err(db, rc, "seeking a run");
     int in = load_chunk(db, rr, &k, &v);
     if (in <= 0) return in < 0 ? in : chunk_bad(db, rr, key, "not of its run");
+    return seek_group(db, rr, key, off, prev, before, node);
+}
+
+/* Make chunk c of rr's held copy the current one (as load_chunk; the copy
+ * was verified when it was made). */
+static int load_held(gsnap_db *db, gsnap_run_reader *rr, const unsigned char *key, uint32_t c) {
+    const gsnap_run_held *h = rr->held;
+    assert(c < h->nc && h->off[c] <= h->off[c + 1]);
+    const unsigned char *pay = h->bytes + h->off[c];
+    rr->hchunk = c;
+    rr->compact = 1;
+    if (gsnap_codec__open(&rr->cc, pay, h->off[c + 1] - h->off[c], h->nrec[c]))
+        return key ? chunk_bad(db, rr, key, rr->cc.why)
+                   : gsnap_store__err(db, GSNAP_ECORRUPT, "run %llu dir %u: held chunk %u: %s",
+                                      (unsigned long long)rr->run_id, rr->dir, c, rr->cc.why);
+    rr->recs = pay;
+    rr->nrec = h->nrec[c];
+    rr->pos = 0;
+    return 1;
+}
+
+int gsnap_run__seek_held(gsnap_db *db, const gsnap_run_held *h, uint64_t run_id, uint8_t dir,
+                         const unsigned char *key, uint32_t chunk, uint32_t off, uint64_t prev, uint32_t before,
+                         uint64_t node, gsnap_run_reader *rr) {
+    reader_start(rr, NULL, run_id, dir, 0);
+    rr->held = h;
+    int in = load_held(db, rr, key, chunk);
+    if (in < 0) return in;
+    return seek_group(db, rr, key, off, prev, before, node);
+}
+
+/* The loaded chunk's decoder at the group header at byte off (after
+ * `before` records, `prev` the node of the group before it, 0 for the
+ * chunk's first), then at `node`'s first record as gsnap_run__seek. */
+static int seek_group(gsnap_db *db, gsnap_run_reader *rr, const unsigned char *key, uint32_t off, uint64_t prev,
+                      uint32_t before, uint64_t node) {
     if (!rr->compact || off >= (size_t)(rr->cc.end - rr->recs) || before >= rr->nrec)
         return chunk_bad(db, rr, key, "does not match the fence index");
     rr->cc.p = rr->recs + off;
@@ -264,6 +304,14 @@ int gsnap_run__reader_next(gsnap_db *db, gsnap_run_reader *rr) {
     if (rr->dense) {
         rr->done = 1;
         return 0;
+    }
+    if (rr->held) { /* the copy holds the run's chunks of this direction in order */
+        if (rr->hchunk + 1 >= rr->held->nc) {
+            rr->done = 1;
+            return 0;
+        }
+        int in = load_held(db, rr, NULL, rr->hchunk + 1);
+        return in < 0 ? in : cur_rec(db, rr);
     }
     MDB_val k, v;
     int rc = mdb_cursor_get(rr->cur, &k, &v, MDB_NEXT);

@@ -222,6 +222,8 @@ struct gsnap_db {
     struct gsnap_fences *fences; /* fence indexes of chunked runs (fence.c; atomic pointer) */
     uint64_t fence_misses; /* seeks of chunked runs without an index since the last lazy build (atomic) */
     int fence_building;    /* a reader is building indexes (atomic; fence.c lazy_build) */
+    uint64_t fence_held;   /* bytes of chunk copies the indexes hold (atomic; fence.c) */
+    uint64_t fence_budget; /* at most this many (gsnap_db_options.read_cache_bytes) */
 };
 #define GSNAP_DB_MAGIC 0x67736462u
 #define GSNAP_DB_DEAD 0x64656164u  /* a closed handle (debug builds keep a few) */
@@ -457,7 +459,11 @@ typedef struct {
 } gsnap_bloom_ref;
 /* Start loading the block of `node` (bloom.c): a query prefetches every
  * run's block before probing any, so that the misses overlap. */
-void gsnap_bloom__prefetch(const gsnap_bloom_ref *b, uint64_t node);
+/* The filters' hash of a node (the same for every run: a query hashes its
+ * node once), and the probe and prefetch taking it. */
+uint64_t gsnap_bloom__hash(uint64_t node);
+int gsnap_bloom__may_contain_h(const gsnap_bloom_ref *b, uint64_t h);
+void gsnap_bloom__prefetch_h(const gsnap_bloom_ref *b, uint64_t h);
 int gsnap_bloom__may_contain(const gsnap_bloom_ref *b, uint64_t node);
 int gsnap_bloom__load(gsnap_db *db, MDB_txn *txn, uint64_t run_id, uint8_t dir, gsnap_bloom_ref *b);
 int gsnap_bloom__write(gsnap_db *db, MDB_txn *txn, uint64_t run_id, uint8_t dir, const uint64_t *nodes,
@@ -655,9 +661,21 @@ int gsnap_run__writer_end_dir(gsnap_run_writer *w);
 int gsnap_run__writer_replay(gsnap_run_writer *w, MDB_txn *txn);
 void gsnap_run__writer_free(gsnap_run_writer *w);
 
+/* A fence index's verified copy of a chunked run's chunks of one direction
+ * (fence.c): the payloads back to back in key order, so that a seek and the
+ * reads after it need no B-tree descent, no cursor and no checksum lookup. */
+typedef struct {
+    const unsigned char *bytes; /* the payloads (headers left out) */
+    const uint32_t *off;        /* nc + 1 byte offsets into bytes */
+    const uint32_t *nrec;       /* records of each chunk */
+    uint32_t nc;
+} gsnap_run_held;
+
 /* Sequential reader over one run's records of one direction, from a node on. */
 typedef struct {
     MDB_cursor *cur;
+    const gsnap_run_held *held; /* non-NULL: reading a held copy (chunk hchunk), not the map */
+    uint32_t hchunk;
     uint64_t run_id;
     uint8_t dir;
     const unsigned char *recs; /* raw records of the current chunk (dense: of the run) */
@@ -716,6 +734,12 @@ int gsnap_run__seek_from(gsnap_db *db, MDB_cursor *cur, uint64_t run_id, uint8_t
                          uint32_t off, uint64_t prev, uint32_t before, uint64_t node, gsnap_run_reader *rr,
                          int verify);
 
+/* Seek from a group of chunk `chunk` of a held copy (fence.c); as
+ * gsnap_run__seek_from, reading the copy (key: the chunk's, for messages). */
+int gsnap_run__seek_held(gsnap_db *db, const gsnap_run_held *h, uint64_t run_id, uint8_t dir,
+                         const unsigned char *key, uint32_t chunk, uint32_t off, uint64_t prev, uint32_t before,
+                         uint64_t node, gsnap_run_reader *rr);
+
 /* fence.c: in-memory fence indexes of chunked runs (see the file). warm
  * builds the indexes of the view's chunked runs that lack one and drops
  * those of runs gone; seek seeks rd->runs[ri] through its index (or as
@@ -731,17 +755,21 @@ int gsnap_run__seek_from(gsnap_db *db, MDB_cursor *cur, uint64_t run_id, uint8_t
  * at least once per GSNAP_FENCE_LAZY_RECS records of those runs (fence.c). */
 #define GSNAP_FENCE_LAZY_MIN 1024
 #define GSNAP_FENCE_LAZY_RECS 256
+/* Bytes of chunk copies and node tables the indexes of one handle hold
+ * together by default (gsnap_db_options.read_cache_bytes = 0). */
+#define GSNAP_FENCE_HELD_BYTES ((uint64_t)64 << 20)
 struct gsnap_fence;
 void gsnap_fence__warm(gsnap_db *db, gsnap_read *rd);
 int gsnap_fence__seek(gsnap_db *db, gsnap_read *rd, size_t ri, uint8_t dir, uint64_t node, gsnap_run_reader *rr,
                       int verify);
 void gsnap_fence__view_take(gsnap_db *db, gsnap_read *rd);
-int gsnap_fence__prefetch(gsnap_db *db, gsnap_read *rd, uint64_t node, uint8_t dir, uint64_t as_of,
+int gsnap_fence__prefetch(gsnap_db *db, gsnap_read *rd, uint64_t node, uint64_t bloom_h, uint8_t dir, uint64_t as_of,
                           size_t *bad_run);
 void gsnap_fence__view_end(gsnap_read *rd);
 void gsnap_fence__unref(struct gsnap_fence *f);
 void gsnap_fence__close(gsnap_db *db);
 uint64_t gsnap_fence__built(gsnap_db *db);
+uint64_t gsnap_fence__held_bytes(gsnap_db *db); /* bytes of chunk copies held now */
 int gsnap_fence__has(gsnap_db *db, uint64_t run_id);
 
 /* Merge runs `ids` (their catalog entries in `infos`) into a new run at

@@ -20,7 +20,13 @@
  *     under TSan by make tsan);
  *   - the once-per-process verification set keeps the keys in use while
  *     new runs keep coming (it used to forget every key when full, so the
- *     dense base was hashed again every few dozen runs).
+ *     dense base was hashed again every few dozen runs);
+ *   - the indexes hold verified copies of the runs with a node table
+ *     (gsnap_db_options.read_cache_bytes): made by commits and by a reading
+ *     process's lazy build, within the budget (none at -1, a version-2
+ *     options struct gets the default), and the answers through them equal
+ *     the plain seek's, absent nodes and hubs spanning chunks included,
+ *     through small regions (malloc) and large ones (2 MiB mappings).
  */
 #include "test.h"
 #include "store/store_int.h"
@@ -113,6 +119,9 @@ static void run(int sparse) {
         }
     }
     CHECK(gsnap_fence__built(db) > 0);
+    CHECK_MSG(gsnap_fence__held_bytes(db) > 0 && gsnap_fence__held_bytes(db) <= GSNAP_FENCE_HELD_BYTES,
+              "sparse %d: the indexes hold %llu bytes of copies", sparse,
+              (unsigned long long)gsnap_fence__held_bytes(db));
     all_indexed(db);
     /* the old view's runs are merged away: their indexes left the table,
      * the view still holds them and answers as before */
@@ -263,7 +272,113 @@ static void compact_prunes(void) {
     free(dir);
 }
 
+/* A reading process's copies under three budgets and an options struct of
+ * version 2: the same answers as the plain seek, within each budget. */
+static void budgets(void) {
+    g_sparse = 0;
+    char *dir = test_tmpdir("fence-budget");
+    uint64_t rng = 11;
+    gsnap_db *db;
+    gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
+    o.sync = GSNAP_SYNC_NONE;
+    o.read_cache_bytes = -1; /* the writer keeps none: the readers below make their own */
+    OK(gsnap_db_open(dir, &o, &db));
+    uint64_t deg;
+    OK(gsnap_degree(db, NULL, id(0), GSNAP_DIR_IN, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, &deg));
+    for (int b = 0; b < (test_small() ? 6 : 10); b++) batch(db, &rng, 3000, (int64_t)b * 3000);
+    CHECK(gsnap_fence__built(db) > 0);
+    CHECK(gsnap_fence__held_bytes(db) == 0);
+    gsnap_db_close(db);
+    query qs[NQ];
+    for (int i = 0; i < NQ; i++) /* hubs, present and absent nodes (ids up to 2x NODES) */
+        qs[i] = (query){id(i < 30 ? (uint64_t)i % 3 : test_rand(&rng) % (2 * NODES)), (int)(test_rand(&rng) % 2),
+                        i % 2 ? GSNAP_TIME_MAX : (int64_t)(test_rand(&rng) % 35000), GSNAP_VERSION_LATEST};
+    /* case 2's budget: half of what case 1 (the default) holds, so that
+     * some runs get copies and some do not */
+    struct { int64_t bytes; unsigned version; } cases[] = {{-1, 3}, {0, 3}, {0, 3}, {-1, 2}};
+    gsnap_nbr *ref = NULL;
+    size_t nref = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        o = (gsnap_db_options)GSNAP_DB_OPTIONS_INIT;
+        o.version = cases[c].version;
+        o.read_cache_bytes = cases[c].bytes; /* not read from a version-2 struct */
+        OK(gsnap_db_open(dir, &o, &db));
+        size_t n;
+        gsnap_nbr *a = answers(db, NULL, qs, NQ, &n);
+        if (c == 0) { ref = a; nref = n; }
+        for (int r = 0; r < 60 && gsnap_fence__built(db) == 0; r++) free(answers(db, NULL, qs, NQ, &n));
+        CHECK_MSG(gsnap_fence__built(db) > 0, "case %zu: no lazy build", c);
+        uint64_t held = gsnap_fence__held_bytes(db);
+        if (c == 1) cases[2].bytes = (int64_t)(held / 2);
+        uint64_t budget = cases[c].version == 2 || cases[c].bytes == 0 ? GSNAP_FENCE_HELD_BYTES
+                          : cases[c].bytes < 0 ? 0 : (uint64_t)cases[c].bytes;
+        CHECK_MSG(held <= budget, "case %zu: %llu bytes held, budget %llu", c, (unsigned long long)held,
+                  (unsigned long long)budget);
+        CHECK_MSG(budget == 0 ? held == 0 : held > 0, "case %zu: %llu bytes held, budget %llu", c,
+                  (unsigned long long)held, (unsigned long long)budget);
+        gsnap_nbr *b = answers(db, NULL, qs, NQ, &n);
+        CHECK_MSG(same(ref, nref, b, n), "case %zu: answers through the copies differ from the plain seek's", c);
+        free(b);
+        if (c) free(a);
+        gsnap_db_close(db);
+    }
+    free(ref);
+    test_rmdir(dir);
+    free(dir);
+}
+
+/* Runs large enough for their copy and table to take the huge-page region
+ * (512 KiB or more: mapped in 2 MiB units), read through it by the
+ * committing process, against the plain seek of a handle without copies. */
+static void large_region(void) {
+    char *dir = test_tmpdir("fence-large");
+    uint64_t rng = 21, deg;
+    gsnap_db *db;
+    gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
+    o.sync = GSNAP_SYNC_NONE;
+    OK(gsnap_db_open(dir, &o, &db));
+    OK(gsnap_degree(db, NULL, 0, GSNAP_DIR_IN, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, &deg));
+    const uint64_t nodes = 60000;
+    for (int b = 0; b < 3; b++) { /* the first batch becomes the base; the others stay chunked runs */
+        gsnap_batch *bt;
+        OK(gsnap_batch_begin(db, &bt));
+        for (int i = 0; i < 40000; i++) {
+            uint64_t s = test_rand(&rng) % nodes, d = i % 16 == 0 ? 7 : test_rand(&rng) % nodes;
+            OK(gsnap_batch_add(bt, s, d, (int64_t)b * 100000 + i));
+        }
+        OK(gsnap_batch_commit(bt, NULL));
+    }
+    uint64_t held = gsnap_fence__held_bytes(db);
+    CHECK_MSG(held >= ((uint64_t)2 << 20), "%llu bytes held: no copy took the huge-page region",
+              (unsigned long long)held);
+    /* every node both ways (the first and last records of each copy
+     * included), then random times */
+    int nq = (int)(2 * (nodes + 10)) + NQ;
+    query *qs = malloc((size_t)nq * sizeof *qs);
+    for (int i = 0; i < nq; i++)
+        qs[i] = i < (int)(2 * (nodes + 10))
+                    ? (query){(uint64_t)i / 2, i % 2, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST}
+                    : (query){test_rand(&rng) % (nodes + 100), (int)(test_rand(&rng) % 2),
+                              (int64_t)(test_rand(&rng) % 300000), GSNAP_VERSION_LATEST};
+    size_t na, nb;
+    gsnap_nbr *a = answers(db, NULL, qs, nq, &na);
+    gsnap_db_close(db);
+    o.read_cache_bytes = -1;
+    OK(gsnap_db_open(dir, &o, &db));
+    gsnap_nbr *b = answers(db, NULL, qs, nq, &nb);
+    CHECK(gsnap_fence__held_bytes(db) == 0);
+    CHECK_MSG(same(a, na, b, nb), "answers through the huge-page copies differ from the plain seek's");
+    gsnap_db_close(db);
+    free(qs);
+    free(a);
+    free(b);
+    test_rmdir(dir);
+    free(dir);
+}
+
 int main(void) {
+    large_region();
+    budgets();
     compact_prunes();
     verified_lru();
     concurrent();

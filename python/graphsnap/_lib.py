@@ -67,8 +67,11 @@ lib, LIBRARY_PATH = _load()
 class DbOptions(Structure):
     _fields_ = [("version", c_uint), ("keep", c_uint), ("sync", c_int), ("map_size", c_size_t),
                 ("read_only", c_int), ("max_readers", c_uint), ("create", c_int),
-                # options version 2 (database.py passes version 1, read by every library)
-                ("no_lock", c_int)]
+                # options version 2 (database.py passes version 1, read by every library,
+                # unless read_cache_bytes is given: then 3)
+                ("no_lock", c_int),
+                # options version 3
+                ("read_cache_bytes", c_int64)]
 
 
 class DbStat(Structure):

@@ -259,9 +259,19 @@ class Database(_Closing):
     """
 
     def __init__(self, path: PathLike, create: bool = True, read_only: bool = False,
-                 sync: str = "full", keep: str = "both", map_size: int = 0) -> None:
+                 sync: str = "full", keep: str = "both", map_size: int = 0,
+                 read_cache_bytes: Optional[int] = None) -> None:
+        """read_cache_bytes: memory for the verified in-memory copies of the
+        delta runs that point queries and store-backed sampling seek
+        (gsnap_db_options.read_cache_bytes): None or 0 = the library's
+        default (64 MiB), < 0 = none."""
         o = _lib.DbOptions()
         o.version = 1
+        if read_cache_bytes is not None:
+            if not isinstance(read_cache_bytes, int) or isinstance(read_cache_bytes, bool):
+                raise TypeError("read_cache_bytes must be an int")
+            o.version = 3  # a library older than options version 3 refuses it by name
+            o.read_cache_bytes = read_cache_bytes
         if keep not in ("in", "out", "both"):
             raise ValueError(f"keep must be 'in', 'out' or 'both', not {keep!r}")
         o.keep = {"in": 1, "out": 2, "both": 3}[keep]

@@ -156,3 +156,29 @@ def test_close_with_and_children(tmp_path):
     db.close()
     with pytest.raises(ValueError):
         gs.Sampler(db, [])                      # a half-built sampler: its __del__ stays quiet
+
+
+def test_read_cache_bytes_same_answers(tmp_path):
+    """Copies of the delta runs (read_cache_bytes, default 64 MiB) or none
+    (-1): the same neighbours, through several runs of one store."""
+    rng = np.random.default_rng(5)
+    path = tmp_path / "rc"
+    with gs.Database(path, create=True, sync="none", read_cache_bytes=-1) as db:
+        for b in range(6):
+            src = rng.integers(0, 400, 3000)
+            dst = np.where(rng.random(3000) < 0.1, 7, rng.integers(0, 400, 3000))
+            db.ingest_edges(src, dst, t=np.arange(3000) + b * 3000)
+    answers = {}
+    for rc in (-1, 0, 1 << 20):
+        with gs.Database(path, create=False, read_cache_bytes=rc) as db:
+            got = []
+            for _ in range(3):  # enough seeks for a reading process to build its indexes
+                got = [db.neighbors(int(v), at=int(at)) for v in range(0, 410, 3) for at in (4000, 20000)]
+            answers[rc] = got
+    assert answers[-1] and any(len(a) for a in answers[-1])
+    for rc in (0, 1 << 20):
+        assert len(answers[rc]) == len(answers[-1])
+        for a, b in zip(answers[rc], answers[-1]):
+            assert np.array_equal(np.asarray(a), np.asarray(b))
+    with pytest.raises(TypeError):
+        gs.Database(path, create=False, read_cache_bytes="64M")

@@ -1,0 +1,77 @@
+#!/bin/sh
+# bench/run_query_ingest_ab.sh -- issue 12, target 2: 1-hop as-of queries on
+# a store that is still ingesting (bench_store_fbl: Q in-neighbour queries
+# through one read view after every durable 100k-edge commit, v uniform over
+# the nodes with in-edges, T uniform over the stream's times), against the
+# in-memory CSR answering the same queries in the same process; optionally
+# an old build against this one, alternating (old first in odd rounds).
+#
+#   sh bench/run_query_ingest_ab.sh                                  # this build only
+#   OLD=/tmp/base/build ROUNDS=3 sh bench/run_query_ingest_ab.sh     # A/B
+#
+# Inputs: R-MAT SCALE 18 x16 (build/tools/rmat --scale 18 --edge-factor 16
+# --seed 1 --binary, written under $DIR once) and the PGP events
+# (data/pgp.tsv, sh scripts/fetch_pgp.sh); RMAT20=1 adds SCALE 20 (minutes a
+# run: the bench loads the naive LMDB table too). QUERIES (default "50 500")
+# is the list of queries per commit. Each run:
+#   nice -n 5 bench_store_fbl --input IN --queries Q --seconds 0.1 --batches 1 --lat F
+# and the per-query latencies of F split by the size of the answer (the
+# p50 query of R-MAT returns 1-2 neighbours; the tail is the hubs), the
+# first 50 queries after each commit left out of the classes (they meet
+# the commit's cold caches; they stay in the overall p50 and p99).
+# Results: bench/results_query_ingest_ab.txt (OUTF), one line per run: the
+# ingest rate of that process (durable commits; a querying process builds
+# fence indexes and held copies in its commits), overall p50 / p99 and the
+# CSR's p50, then per class "ours/csr" medians.
+set -eu
+cd "$(dirname "$0")/.."
+NEW=${NEW:-build}
+OLD=${OLD:-}
+DIR=${DIR:-/tmp/query-ingest-ab}
+ROUNDS=${ROUNDS:-2}
+QUERIES=${QUERIES:-50 500}
+OUTF=${OUTF:-bench/results_query_ingest_ab.txt}
+mkdir -p "$DIR"
+make -s -j2 all tools "$NEW/bench/bench_store_fbl" >/dev/null
+[ -s "$DIR/rmat18.bin" ] || "$NEW/tools/rmat" --scale 18 --edge-factor 16 --seed 1 --binary --out "$DIR/rmat18.bin"
+CASES="$DIR/rmat18.bin:bin"
+[ -s data/pgp.tsv ] && CASES="$CASES data/pgp.tsv:tsv"
+if [ "${RMAT20:-0}" = 1 ]; then
+    [ -s "$DIR/rmat20.bin" ] || "$NEW/tools/rmat" --scale 20 --edge-factor 16 --seed 1 --binary --out "$DIR/rmat20.bin"
+    CASES="$CASES $DIR/rmat20.bin:bin"
+fi
+echo "# bench/run_query_ingest_ab.sh NEW=$NEW OLD=${OLD:-none} ROUNDS=$ROUNDS QUERIES='$QUERIES' $(date -u +%FT%TZ) $(uptime)" | tee "$OUTF"
+echo "# input build Q: all p50/p99 (csr p50) | by answer size, medians ours/csr (queries 50+ after a commit)" | tee -a "$OUTF"
+one() { # build-dir label input format queries
+    nice -n 5 "$1/bench/bench_store_fbl" --input "$3" --format "$4" --queries "$5" --seconds 0.1 --batches 1 \
+        --lat "$DIR/lat.tsv" >"$DIR/run.txt" 2>&1
+    ing=$(grep -A2 '^| ingest edges/s' "$DIR/run.txt" | tail -1 | awk -F'|' '{gsub(/ /, "", $2); print $2}')
+    /usr/bin/python3 - "$DIR/lat.tsv" "$(basename "$3")" "$2" "$5" "$ing" <<'EOF' | tee -a "$OUTF"
+import statistics as st, sys
+rows = [l.split('\t') for l in open(sys.argv[1]).read().split('\n')[1:] if l]
+us = sorted(float(r[5]) for r in rows)
+csr = sorted(float(r[6]) for r in rows)
+out = ["%s %s Q=%s: ingest %s edges/s, all %.2f/%.2f (csr %.2f) |" % (sys.argv[2], sys.argv[3], sys.argv[4],
+       sys.argv[5], st.median(us), us[int(0.99 * (len(us) - 1))], st.median(csr))]
+for lo, hi in ((0, 0), (1, 2), (3, 8), (9, 32), (33, 1 << 62)):
+    sel = [r for r in rows if lo <= int(r[4]) <= hi and int(r[1]) >= 50]
+    if sel:
+        name = "%d-%d" % (lo, hi) if hi < 1 << 62 else "%d+" % lo
+        out.append("%s: %.2f/%.2f (n %d)" % (name, st.median(float(r[5]) for r in sel),
+                                             st.median(float(r[6]) for r in sel), len(sel)))
+print(" ".join(out))
+EOF
+}
+r=1
+while [ "$r" -le "$ROUNDS" ]; do
+    for c in $CASES; do
+        in=${c%:*}; fmt=${c##*:}
+        for q in $QUERIES; do
+            if [ -n "$OLD" ] && [ $((r % 2)) = 1 ]; then one "$OLD" old "$in" "$fmt" "$q"; fi
+            one "$NEW" new "$in" "$fmt" "$q"
+            if [ -n "$OLD" ] && [ $((r % 2)) = 0 ]; then one "$OLD" old "$in" "$fmt" "$q"; fi
+        done
+    done
+    r=$((r + 1))
+done
+echo "# load at the end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUTF"

@@ -663,14 +663,19 @@ int gsnap_fence__has(gsnap_db *db, uint64_t run_id) {
  * query's first reads of every run need (the dense index entry, the Bloom
  * block), so that their misses overlap instead of coming one after the
  * other (on a store just written by a commit, most of them miss). */
-int gsnap_fence__prefetch(gsnap_db *db, gsnap_read *rd, uint64_t node, uint64_t bloom_h, uint8_t dir, uint64_t as_of,
+int gsnap_fence__prefetch(gsnap_db *db, gsnap_read *rd, uint64_t node, uint64_t *bloom_h, uint8_t dir, uint64_t as_of,
                           size_t *bad_run) {
     gsnap_fence__view_take(db, rd);
+    int hashed = 0;
     for (size_t i = 0; i < rd->nruns; i++) {
         const gsnap_run *run = &rd->runs[i];
         if (run->info.min_ver > as_of) continue;
         if (!(run->info.flags & GSNAP_RUN_DENSE)) {
-            gsnap_bloom__prefetch_h(&rd->blooms[i * 2 + dir], bloom_h);
+            if (!hashed) { /* only a view with chunked runs needs the filters' hash */
+                *bloom_h = gsnap_bloom__hash(node);
+                hashed = 1;
+            }
+            gsnap_bloom__prefetch_h(&rd->blooms[i * 2 + dir], *bloom_h);
             continue;
         }
         gsnap_dense_ref *d = &rd->denses[i * 2 + dir];

@@ -164,8 +164,8 @@ static int node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir di
         return gsnap_store__mdb_err(db, rc, "opening data cursor");
     if (!rd->seg && !(rd->seg = malloc((rd->nruns + 1) * sizeof *rd->seg))) return GSNAP_ENOMEM;
     /* fence indexes, Bloom copies, the cache lines of every run at once (fence.c) */
-    uint64_t bloom_h = gsnap_bloom__hash(node);
-    if ((rc = gsnap_fence__prefetch(db, rd, node, bloom_h, (uint8_t)dir, as_of, bad_run))) return rc;
+    uint64_t bloom_h = 0;
+    if ((rc = gsnap_fence__prefetch(db, rd, node, &bloom_h, (uint8_t)dir, as_of, bad_run))) return rc;
     for (size_t i = 0; i < rd->nruns; i++) {
         const gsnap_run *run = &rd->runs[i];
         *bad_run = i;

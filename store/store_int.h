@@ -763,7 +763,9 @@ void gsnap_fence__warm(gsnap_db *db, gsnap_read *rd);
 int gsnap_fence__seek(gsnap_db *db, gsnap_read *rd, size_t ri, uint8_t dir, uint64_t node, gsnap_run_reader *rr,
                       int verify);
 void gsnap_fence__view_take(gsnap_db *db, gsnap_read *rd);
-int gsnap_fence__prefetch(gsnap_db *db, gsnap_read *rd, uint64_t node, uint64_t bloom_h, uint8_t dir, uint64_t as_of,
+/* prefetch also sets *bloom_h, the node's hash for the Bloom filters, when
+ * a run read at as_of is chunked (the only ones with filters to ask). */
+int gsnap_fence__prefetch(gsnap_db *db, gsnap_read *rd, uint64_t node, uint64_t *bloom_h, uint8_t dir, uint64_t as_of,
                           size_t *bad_run);
 void gsnap_fence__view_end(gsnap_read *rd);
 void gsnap_fence__unref(struct gsnap_fence *f);

@@ -31,15 +31,7 @@ DIR=${DIR:-/tmp/query-ingest-ab}
 ROUNDS=${ROUNDS:-2}
 QUERIES=${QUERIES:-50 500}
 OUTF=${OUTF:-bench/results_query_ingest_ab.txt}
-mkdir -p "$DIR"
-make -s -j2 all tools "$NEW/bench/bench_store_fbl" >/dev/null
-[ -s "$DIR/rmat18.bin" ] || "$NEW/tools/rmat" --scale 18 --edge-factor 16 --seed 1 --binary --out "$DIR/rmat18.bin"
-CASES="$DIR/rmat18.bin:bin"
-[ -s data/pgp.tsv ] && CASES="$CASES data/pgp.tsv:tsv"
-if [ "${RMAT20:-0}" = 1 ]; then
-    [ -s "$DIR/rmat20.bin" ] || "$NEW/tools/rmat" --scale 20 --edge-factor 16 --seed 1 --binary --out "$DIR/rmat20.bin"
-    CASES="$CASES $DIR/rmat20.bin:bin"
-fi
+. bench/store_fbl_inputs.sh
 echo "# bench/run_query_ingest_ab.sh NEW=$NEW OLD=${OLD:-none} ROUNDS=$ROUNDS QUERIES='$QUERIES' $(date -u +%FT%TZ) $(uptime)" | tee "$OUTF"
 echo "# input build Q: all p50/p99 (csr p50) | by answer size, medians ours/csr (queries 50+ after a commit)" | tee -a "$OUTF"
 one() { # build-dir label input format queries

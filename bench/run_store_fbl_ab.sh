@@ -21,15 +21,7 @@ NEW=${NEW:-build}
 OLD=${OLD:-}
 DIR=${DIR:-/tmp/store-fbl-ab}
 ROUNDS=${ROUNDS:-2}
-mkdir -p "$DIR"
-make -s -j2 all tools "$NEW/bench/bench_store_fbl" >/dev/null
-[ -s "$DIR/rmat18.bin" ] || "$NEW/tools/rmat" --scale 18 --edge-factor 16 --seed 1 --binary --out "$DIR/rmat18.bin"
-CASES="$DIR/rmat18.bin:bin"
-[ -s data/pgp.tsv ] && CASES="$CASES data/pgp.tsv:tsv"
-if [ "${RMAT20:-0}" = 1 ]; then
-    [ -s "$DIR/rmat20.bin" ] || "$NEW/tools/rmat" --scale 20 --edge-factor 16 --seed 1 --binary --out "$DIR/rmat20.bin"
-    CASES="$CASES $DIR/rmat20.bin:bin"
-fi
+. bench/store_fbl_inputs.sh
 OUT=$NEW/bench/store-fbl-ab-$(date +%Y%m%d-%H%M%S).txt
 : >"$OUT"
 SUM=$DIR/summary.$$

@@ -138,8 +138,10 @@ typedef struct {
                                  in one probe instead of a B-tree descent);
                                  0 = 64 MiB, < 0 = none. Made by the process's
                                  commits and by its reads of a store that
-                                 another process writes; youngest runs first,
-                                 freed when merges remove the runs. */
+                                 another process writes, in the order the runs
+                                 are indexed while the budget lasts; freed when
+                                 merges remove the runs (and the last view
+                                 reading them ends). */
 } gsnap_db_options;
 #define GSNAP_DB_OPTIONS_INIT {GSNAP_DB_OPTIONS_VERSION, GSNAP_KEEP_BOTH, GSNAP_SYNC_FULL, 0, 0, 0, 1, 0, 0}
 

@@ -149,9 +149,20 @@ struct gsnap_fences {
  * paid it twice: the p99 of PGP queries under ingest went from 7 to 13 us
  * with 4 KiB pages and to 2.3 us with huge ones. Smaller regions come from
  * malloc (a few pages). NULL when out of memory. */
+#define REGION_HUGE_MIN ((size_t)512 << 10)
+#define REGION_UNIT ((size_t)2 << 20)
+
+uint64_t gsnap_fence__huge_regions; /* regions mapped in 2 MiB units (tests; atomic) */
+
+/* What a region of `want` bytes takes: rounded up to 2 MiB units from
+ * REGION_HUGE_MIN on (region_alloc). */
+static size_t region_cost(size_t want) {
+    return want < REGION_HUGE_MIN ? want : (want + REGION_UNIT - 1) / REGION_UNIT * REGION_UNIT;
+}
+
 static unsigned char *region_alloc(fence_dir *d, size_t want) {
-    const size_t huge = (size_t)2 << 20;
-    d->region_huge = want >= ((size_t)512 << 10);
+    const size_t huge = REGION_UNIT;
+    d->region_huge = want >= REGION_HUGE_MIN;
     if (!d->region_huge) {
         d->region_len = want;
         return d->region = malloc(want ? want : 1);
@@ -167,6 +178,7 @@ static unsigned char *region_alloc(fence_dir *d, size_t want) {
     (void)madvise(p, n, MADV_HUGEPAGE); /* advice only: without it, small pages */
 #endif
     d->region_len = n;
+    __atomic_add_fetch(&gsnap_fence__huge_regions, 1, __ATOMIC_RELAXED);
     return d->region = p;
 }
 
@@ -283,13 +295,14 @@ static int index_chunk(fence_dir *d, uint32_t ci, const unsigned char *pay, size
  * it: each node's first group (a node whose records go on in the next
  * chunk has a group there too). 0, or GSNAP_ENOMEM / GSNAP_ECORRUPT (then
  * neither). */
-static int fill_slots(fence_dir *d) {
+static int fill_slots(fence_dir *d, uint64_t room) {
     uint64_t cap = 16, range = d->hi_node - d->lo_node + 1;
     while (cap < 2 * d->groups) cap *= 2;
     if (cap > ((uint64_t)1 << 32)) return GSNAP_ENOMEM;
     int direct = d->groups && d->hi_node >= d->lo_node && range <= 4 * d->groups && range < ((uint64_t)1 << 32);
     size_t tbytes = direct ? (size_t)range * sizeof(struct held_ent) : (size_t)cap * sizeof(struct held_slot);
     size_t at = (d->cbytes_len + 63) & ~(size_t)63; /* the table, cache-line aligned */
+    if (region_cost(at + tbytes) + d->ocap * 2 * sizeof(uint32_t) > room) return GSNAP_ENOMEM; /* before allocating */
     unsigned char *region = region_alloc(d, at + tbytes);
     if (!region) return GSNAP_ENOMEM;
     memcpy(region, d->cbytes, d->cbytes_len);
@@ -390,7 +403,8 @@ static void bucket(fence_dir *d) {
  * mismatch or anything malformed leave it unbuilt (queries then seek the
  * usual way and report the damage). With hold, d also keeps a copy of the
  * verified payloads (dropped again if anything fails). */
-static int build_dir(gsnap_db *db, MDB_txn *txn, uint64_t run_id, uint8_t dir, fence_dir *d, int hold) {
+static int build_dir(gsnap_db *db, MDB_txn *txn, uint64_t run_id, uint8_t dir, fence_dir *d, uint64_t room) {
+    int hold = room > 0;
     MDB_cursor *c;
     int rc = mdb_cursor_open(txn, db->data_dbi, &c);
     if (rc) return GSNAP_EIO;
@@ -421,7 +435,14 @@ static int build_dir(gsnap_db *db, MDB_txn *txn, uint64_t run_id, uint8_t dir, f
         }
         memcpy(d->key[d->nc], kp, GSNAP_DATA_KEY);
         rc = index_chunk(d, (uint32_t)d->nc, pay, plen, h.nrec);
-        if (rc == 0 && hold && hold_chunk(d, d->nc, pay, plen, h.nrec)) hold = 0; /* no room: no copy */
+        if (rc == 0 && hold &&
+            (d->cbytes_len + plen + (d->nc + 2) * 2 * sizeof(uint32_t) > room || /* over the budget: stop now */
+             hold_chunk(d, d->nc, pay, plen, h.nrec))) {
+            hold = 0; /* no copy: give back what was copied so far */
+            free(d->cbytes);
+            d->cbytes = NULL;
+            d->cbytes_len = d->cbytes_cap = 0;
+        }
         d->nc++;
     }
     mdb_cursor_close(c);
@@ -429,7 +450,7 @@ static int build_dir(gsnap_db *db, MDB_txn *txn, uint64_t run_id, uint8_t dir, f
     if (d->ok) bucket(d);
     if (d->ok && hold && d->nc > 0 && d->nc < UINT32_MAX) {
         d->held = (gsnap_run_held){d->cbytes, d->coff, d->cnrec, (uint32_t)d->nc};
-        if (fill_slots(d)) memset(&d->held, 0, sizeof d->held); /* no table: no copy either (seeks use both) */
+        if (fill_slots(d, room)) memset(&d->held, 0, sizeof d->held); /* no table: no copy either (seeks use both) */
     }
     return rc;
 }
@@ -480,8 +501,12 @@ static void build(gsnap_db *db, gsnap_read *rd, const gsnap_run *run) {
         if (db->keep & (dir == GSNAP_DIR_IN ? GSNAP_KEEP_IN : GSNAP_KEEP_OUT) &&
             run->info.nrec_dir[dir] <= GSNAP_FENCE_MAX_RECS) {
             /* a copy is worth making only if the budget may still take it */
-            int hold = __atomic_load_n(&db->fence_held, __ATOMIC_RELAXED) < db->fence_budget;
-            (void)build_dir(db, rd->txn, run->id, dir, &f->d[dir], hold);
+            /* the budget's room now: a copy that outgrows it is dropped as soon
+             * as it does (another build may take room meanwhile: budget_held
+             * decides) */
+            uint64_t held = __atomic_load_n(&db->fence_held, __ATOMIC_RELAXED);
+            uint64_t room = held < db->fence_budget ? db->fence_budget - held : 0;
+            (void)build_dir(db, rd->txn, run->id, dir, &f->d[dir], room);
             budget_held(f, &f->d[dir], db->fence_budget);
             copy_bloom(db, rd->txn, run->id, dir, &f->d[dir]);
         }

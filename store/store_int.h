@@ -772,6 +772,7 @@ void gsnap_fence__unref(struct gsnap_fence *f);
 void gsnap_fence__close(gsnap_db *db);
 uint64_t gsnap_fence__built(gsnap_db *db);
 uint64_t gsnap_fence__held_bytes(gsnap_db *db); /* bytes of chunk copies held now */
+extern uint64_t gsnap_fence__huge_regions;      /* regions mapped in 2 MiB units so far (tests) */
 int gsnap_fence__has(gsnap_db *db, uint64_t run_id);
 
 /* Merge runs `ids` (their catalog entries in `infos`) into a new run at

@@ -270,6 +270,8 @@ class Database(_Closing):
         if read_cache_bytes is not None:
             if not isinstance(read_cache_bytes, int) or isinstance(read_cache_bytes, bool):
                 raise TypeError("read_cache_bytes must be an int")
+            if not -(1 << 63) <= read_cache_bytes < (1 << 63):
+                raise ValueError(f"read_cache_bytes {read_cache_bytes} does not fit in 64 bits")
             o.version = 3  # a library older than options version 3 refuses it by name
             o.read_cache_bytes = read_cache_bytes
         if keep not in ("in", "out", "both"):

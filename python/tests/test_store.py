@@ -182,3 +182,5 @@ def test_read_cache_bytes_same_answers(tmp_path):
             assert np.array_equal(np.asarray(a), np.asarray(b))
     with pytest.raises(TypeError):
         gs.Database(path, create=False, read_cache_bytes="64M")
+    with pytest.raises(ValueError):
+        gs.Database(path, create=False, read_cache_bytes=1 << 64)  # would wrap to 0 in the C field

@@ -39,6 +39,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "bench/bench_util.h"
+#include "store/store_int.h" /* gsnap_fence__held_bytes: the held copies after the ingest */
 
 
 static uint64_t below(uint64_t *x, uint64_t n) { return (uint64_t)(((unsigned __int128)mix(x) * n) >> 64); }
@@ -337,6 +338,8 @@ static double ingest_phase(const char *gdir, const edge *e, size_t m, uint64_t n
     ingest(db, e, m, o, qs, lat, cnts, runs, &nlat, &secs);
     gsnap_db_stat st;
     gchk(gsnap_db_stats(db, &st), "stats");
+    /* what the fence indexes' held copies take in this querying process (store/fence.c) */
+    say("\nheld copies after the ingest: %.1f MB\n", (double)gsnap_fence__held_bytes(db) / 1e6);
     gsnap_nbr *cb = xmalloc((m + 1) * sizeof *cb);
     for (size_t i = 0; i < nlat; i++) {
         double q0 = now();

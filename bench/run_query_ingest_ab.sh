@@ -21,7 +21,8 @@
 # the commit's cold caches; they stay in the overall p50 and p99).
 # Results: bench/results_query_ingest_ab.txt (OUTF), one line per run: the
 # ingest rate of that process (durable commits; a querying process builds
-# fence indexes and held copies in its commits), overall p50 / p99 and the
+# fence indexes and held copies in its commits), the held copies' size after
+# the ingest (bench_store_fbl prints it), overall p50 / p99 and the
 # CSR's p50, then per class "ours/csr" medians.
 set -eu
 cd "$(dirname "$0")/.."
@@ -38,13 +39,15 @@ one() { # build-dir label input format queries
     nice -n 5 "$1/bench/bench_store_fbl" --input "$3" --format "$4" --queries "$5" --seconds 0.1 --batches 1 \
         --lat "$DIR/lat.tsv" >"$DIR/run.txt" 2>&1
     ing=$(grep -A2 '^| ingest edges/s' "$DIR/run.txt" | tail -1 | awk -F'|' '{gsub(/ /, "", $2); print $2}')
-    /usr/bin/python3 - "$DIR/lat.tsv" "$(basename "$3")" "$2" "$5" "$ing" <<'EOF' | tee -a "$OUTF"
+    held=$(sed -n 's/^held copies after the ingest: \([0-9.]*\) MB/\1/p' "$DIR/run.txt") # builds before it: none
+    /usr/bin/python3 - "$DIR/lat.tsv" "$(basename "$3")" "$2" "$5" "$ing" "${held:--}" <<'EOF' | tee -a "$OUTF"
 import statistics as st, sys
 rows = [l.split('\t') for l in open(sys.argv[1]).read().split('\n')[1:] if l]
 us = sorted(float(r[5]) for r in rows)
 csr = sorted(float(r[6]) for r in rows)
-out = ["%s %s Q=%s: ingest %s edges/s, all %.2f/%.2f (csr %.2f) |" % (sys.argv[2], sys.argv[3], sys.argv[4],
-       sys.argv[5], st.median(us), us[int(0.99 * (len(us) - 1))], st.median(csr))]
+out = ["%s %s Q=%s: ingest %s edges/s, held copies %s MB, all %.2f/%.2f (csr %.2f) |" % (sys.argv[2],
+       sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], st.median(us), us[int(0.99 * (len(us) - 1))],
+       st.median(csr))]
 for lo, hi in ((0, 0), (1, 2), (3, 8), (9, 32), (33, 1 << 62)):
     sel = [r for r in rows if lo <= int(r[4]) <= hi and int(r[1]) >= 50]
     if sel:

@@ -13,6 +13,7 @@ DLPack). Accuracy on held-out nodes is printed per epoch.
 
   python3 examples/train_sage.py                    # defaults: 3000 nodes, 6 epochs
   python3 examples/train_sage.py --nodes 20000 --epochs 10 --fanouts 10,10
+  python3 examples/train_sage.py --device 0 --prefetch  # model and batches on GPU 0
 
 Snapshot advance: the snapshot is built with sampled hop sets (the SEMHS join)
 and moved to each new version by Database.advance_snapshot, which calls the
@@ -95,22 +96,32 @@ class SAGE(nn.Module):
         return h
 
 
-def batch_tensors(mb: graphsnap.MiniBatch, db: graphsnap.Database, version: int):
-    """(blocks, x, y) as torch tensors. Zero-copy through DLPack when the
-    library gathered features/labels; else read at the snapshot's version."""
+def batch_tensors(mb: graphsnap.MiniBatch, db: graphsnap.Database, version: int,
+                  dev: "torch.device"):
+    """(blocks, x, y) as torch tensors on `dev`. Zero-copy through DLPack when
+    the library gathered features/labels (in GPU memory already when the
+    batch was staged there); else read at the snapshot's version."""
     t = mb.to_torch()
     if "features" in t:
         x, y = t["features"], t["labels"]
     else:
         x = torch.from_numpy(db.read_attr("feat", mb.input_nodes, version=version))
         y = torch.from_numpy(db.read_attr("label", mb.seeds, version=version)[:, 0])
-    return t["blocks"], x, y
+    blocks = t["blocks"]
+    if x.device != dev:  # a host batch for a GPU model: torch copies it
+        blocks = [{k: v.to(dev, non_blocking=True) for k, v in b.items()} for b in blocks]
+        x, y = x.to(dev, non_blocking=True), y.to(dev, non_blocking=True)
+    return blocks, x, y
 
 
 def run(args: argparse.Namespace, log=print) -> dict:
     if not graphsnap.HAVE_FEATURES:
         raise SystemExit(f"train_sage.py: {graphsnap.LIBRARY_PATH} has no node attributes "
                          "(gsnap_attr_*): build a library with features/")
+    if args.device >= 0 and not torch.cuda.is_available():
+        raise SystemExit(f"train_sage.py: --device {args.device} needs a GPU and a CUDA build of "
+                         "PyTorch (torch.cuda.is_available() is False)")
+    dev = torch.device(f"cuda:{args.device}" if args.device >= 0 else "cpu")
     torch.manual_seed(args.seed)
     torch.set_num_threads(max(1, args.threads))
     rng = np.random.default_rng(args.seed)
@@ -134,7 +145,8 @@ def run(args: argparse.Namespace, log=print) -> dict:
         f"{args.communities} communities; features gathered by the "
         f"{'sampler (zero-copy)' if gather else 'Python side (library lacks gather)'}; "
         f"advance: {'incremental (gsnap_snapshot_advance)' if graphsnap.HAVE_ADVANCE else 'drop + create'}")
-    model = SAGE(args.feat_dim, args.hidden, args.communities)
+    model = SAGE(args.feat_dim, args.hidden, args.communities).to(dev)
+    staged_on_device = None
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
     history = []
     t_start = time.perf_counter()
@@ -156,23 +168,33 @@ def run(args: argparse.Namespace, log=print) -> dict:
                     snap = db.advance_snapshot("train", version=version)
                 kw = dict(features="feat", labels="label") if gather else {}
                 with db.sampler(fanouts, snapshot="train", mode=args.mode, seed=args.seed + epoch,
-                                stage=args.stage or args.prefetch, **kw) as sampler:
+                                stage=args.stage or args.prefetch or args.device >= 0,
+                                device=args.device, **kw) as sampler:
+                    if staged_on_device is None:
+                        staged_on_device = sampler.on_device
+                        if args.device >= 0:
+                            log(f"model on {dev}; batches "
+                                + ("staged into GPU memory by the library (pinned buffers, "
+                                   "cudaMemcpyAsync), handed to torch by DLPack"
+                                   if staged_on_device else
+                                   "staged on host buffers (the library found no CUDA "
+                                   "runtime) and copied by torch"))
                     model.train()
                     tot_loss, nb = 0.0, 0
                     for mb in sampler.iter_batches(train_ids, args.batch_size, shuffle=True,
                                                    seed=args.seed + epoch, prefetch=args.prefetch):
-                        blocks, x, y = batch_tensors(mb, db, snap.at_version)
+                        blocks, x, y = batch_tensors(mb, db, snap.at_version, dev)
                         loss = F.cross_entropy(model(blocks, x), y)
                         opt.zero_grad()
                         loss.backward()
                         opt.step()
-                        tot_loss += float(loss)
+                        tot_loss += loss.detach().item()
                         nb += 1
                     model.eval()
                     correct = 0
                     with torch.no_grad():
                         for mb in sampler.iter_batches(test_ids, 1024):
-                            blocks, x, y = batch_tensors(mb, db, snap.at_version)
+                            blocks, x, y = batch_tensors(mb, db, snap.at_version, dev)
                             correct += int((model(blocks, x).argmax(1) == y).sum())
                 acc = correct / max(1, len(test_ids))
                 history.append(acc)
@@ -183,7 +205,8 @@ def run(args: argparse.Namespace, log=print) -> dict:
             shutil.rmtree(tmp, ignore_errors=True)
     secs = time.perf_counter() - t_start
     log(f"final test accuracy {history[-1]:.3f} in {secs:.1f} s")
-    return {"accuracy": history[-1], "history": history, "seconds": secs}
+    return {"accuracy": history[-1], "history": history, "seconds": secs,
+            "staged_on_device": bool(staged_on_device)}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -207,6 +230,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--stage", action="store_true", help="stage batches (pinned / GPU buffers)")
     p.add_argument("--prefetch", action="store_true",
                    help="sample the next batch on a thread while training on this one (implies --stage)")
+    p.add_argument("--device", type=int, default=-1,
+                   help="CUDA device for the model and the staged batches (-1: CPU)")
     p.add_argument("--db", default=None, help="database directory (default: a temporary one)")
     return p
 

@@ -1164,6 +1164,18 @@ int gsnap_stager_submit(gsnap_stager *st, const void *buf, size_t len, unsigned 
 /** Wait for `ticket`'s transfer; *ptr = device pointer (or the host buffer),
  *  valid until the slot is reused (nbuf submits later). */
 int gsnap_stager_wait(gsnap_stager *st, unsigned ticket, void **ptr, size_t *len);
+/** The consumer has queued all its work on `ticket`'s device buffer on
+ *  `stream` (a cudaStream_t; NULL = the legacy default stream, (void *)2 =
+ *  the per-thread default stream). The next copy into that slot is ordered
+ *  after that work on the GPU (an event recorded on `stream` now, waited for
+ *  by the stager's stream before the copy): without this call, a consumer
+ *  whose kernels are still queued when the slot is reused nbuf submits later
+ *  would read the newer batch. The host does not block. Call it once per
+ *  stream that read the buffer, after the last such launch and before the
+ *  slot's next submit. On the host path it only checks the ticket.
+ *  Returns GSNAP_OK, GSNAP_EINVAL, GSNAP_ESTATE (ticket reused or never
+ *  issued), GSNAP_EIO (the runtime refused the stream). */
+int gsnap_stager_retire(gsnap_stager *st, unsigned ticket, void *stream);
 /** Copy a staged buffer back to host memory (tests): device-to-host or memcpy. */
 int gsnap_stager_read_back(gsnap_stager *st, unsigned ticket, void *dst, size_t len);
 /** Free all buffers (waits for transfers). NULL is fine. */

@@ -144,6 +144,14 @@ int gsnap_stager_wait(gsnap_stager *st, unsigned ticket, void **ptr, size_t *len
     return 0;
 }
 
+int gsnap_stager_retire(gsnap_stager *st, unsigned ticket, void *stream) {
+    if (!st || st->magic != STAGER_MAGIC) return GSNAP_EINVAL;
+    unsigned i;
+    int rc = slot_of(st, ticket, &i);
+    if (rc) return rc;
+    return st->on_dev ? gsnap_stage__cuda_retire(st->cuda, i, stream) : 0;
+}
+
 int gsnap_stager_read_back(gsnap_stager *st, unsigned ticket, void *dst, size_t len) {
     if (!st || st->magic != STAGER_MAGIC || (len && !dst)) return GSNAP_EINVAL;
     unsigned i;

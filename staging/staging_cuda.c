@@ -4,7 +4,7 @@
  * buffers (cudaMalloc), cudaMemcpyAsync.
  *
  * The CUDA runtime is loaded at run time, never linked: the first
- * gsnap_stage__cuda_open dlopen()s libcudart and dlsym()s the sixteen
+ * gsnap_stage__cuda_open dlopen()s libcudart and dlsym()s the seventeen
  * functions below, so libgraphsnap.so has no DT_NEEDED entry for libcudart
  * and a binary built where CUDA exists also runs where it does not (the
  * stager then stays on host buffers). The build needs neither the toolkit
@@ -59,6 +59,7 @@ static struct {
     cuda_err (*StreamDestroy)(cuda_stream);
     cuda_err (*EventCreateWithFlags)(cuda_event *, unsigned);
     cuda_err (*EventRecord)(cuda_event, cuda_stream);
+    cuda_err (*StreamWaitEvent)(cuda_stream, cuda_event, unsigned);
     cuda_err (*EventSynchronize)(cuda_event);
     cuda_err (*EventDestroy)(cuda_event);
     cuda_err (*HostAlloc)(void **, size_t, unsigned);
@@ -107,6 +108,7 @@ static void load_runtime(void) {
     SYM(StreamDestroy, "cudaStreamDestroy");
     SYM(EventCreateWithFlags, "cudaEventCreateWithFlags");
     SYM(EventRecord, "cudaEventRecord");
+    SYM(StreamWaitEvent, "cudaStreamWaitEvent");
     SYM(EventSynchronize, "cudaEventSynchronize");
     SYM(EventDestroy, "cudaEventDestroy");
     SYM(HostAlloc, "cudaHostAlloc");
@@ -128,7 +130,9 @@ typedef struct {
     int device;
     cuda_stream stream;
     unsigned nbuf;
-    cuda_event *ev;
+    cuda_event *ev;     /* slot i's copy is done */
+    cuda_event *gone;   /* slot i's consumers are done (gsnap_stager_retire) */
+    unsigned char *retired; /* gone[i] was recorded and not yet waited for */
 } cuda_ctx;
 
 static int cerr(cuda_err e) {
@@ -151,14 +155,26 @@ int gsnap_stage__cuda_open(int device, unsigned nbuf, void **out) {
     c->device = device;
     c->nbuf = nbuf;
     c->ev = calloc(nbuf, sizeof *c->ev);
-    if (!c->ev) { free(c); return GSNAP_ENOMEM; }
+    c->gone = calloc(nbuf, sizeof *c->gone);
+    c->retired = calloc(nbuf, 1);
+    if (!c->ev || !c->gone || !c->retired) {
+        free(c->ev);
+        free(c->gone);
+        free(c->retired);
+        free(c);
+        return GSNAP_ENOMEM;
+    }
     if (rt.StreamCreateWithFlags(&c->stream, CUDA_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
         free(c->ev);
+        free(c->gone);
+        free(c->retired);
         free(c);
         return GSNAP_ENOTSUP;
     }
     for (unsigned i = 0; i < nbuf; i++) {
-        if (rt.EventCreateWithFlags(&c->ev[i], CUDA_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
+        if (rt.EventCreateWithFlags(&c->ev[i], CUDA_EVENT_DISABLE_TIMING) != CUDA_SUCCESS ||
+            rt.EventCreateWithFlags(&c->gone[i], CUDA_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
+            if (c->ev[i]) rt.EventDestroy(c->ev[i]);
             c->nbuf = i;
             gsnap_stage__cuda_close(c);
             return GSNAP_ENOTSUP;
@@ -172,9 +188,14 @@ void gsnap_stage__cuda_close(void *ctx) {
     cuda_ctx *c = ctx;
     if (!c) return;
     rt.StreamSynchronize(c->stream);
-    for (unsigned i = 0; i < c->nbuf; i++) rt.EventDestroy(c->ev[i]);
+    for (unsigned i = 0; i < c->nbuf; i++) {
+        rt.EventDestroy(c->ev[i]);
+        rt.EventDestroy(c->gone[i]);
+    }
     rt.StreamDestroy(c->stream);
     free(c->ev);
+    free(c->gone);
+    free(c->retired);
     free(c);
 }
 
@@ -201,9 +222,21 @@ void gsnap_stage__cuda_free(void *ctx, unsigned i, void *host, void *dev) {
     if (dev) rt.Free(dev);
 }
 
+int gsnap_stage__cuda_retire(void *ctx, unsigned i, void *stream) {
+    cuda_ctx *c = ctx;
+    int rc = cerr(rt.EventRecord(c->gone[i], stream));
+    if (!rc) c->retired[i] = 1;
+    return rc;
+}
+
 int gsnap_stage__cuda_copy(void *ctx, unsigned i, void *dev, const void *host, size_t n) {
     cuda_ctx *c = ctx;
-    int rc = cerr(rt.MemcpyAsync(dev, host, n, CUDA_MEMCPY_H2D, c->stream));
+    int rc = 0;
+    if (c->retired[i]) { /* the slot's last readers first (on the GPU; no host wait) */
+        if ((rc = cerr(rt.StreamWaitEvent(c->stream, c->gone[i], 0)))) return rc;
+        c->retired[i] = 0;
+    }
+    rc = cerr(rt.MemcpyAsync(dev, host, n, CUDA_MEMCPY_H2D, c->stream));
     if (!rc) rc = cerr(rt.EventRecord(c->ev[i], c->stream));
     return rc;
 }
@@ -239,6 +272,10 @@ int gsnap_stage__cuda_copy(void *ctx, unsigned i, void *dev, const void *host, s
     return GSNAP_ENOTSUP;
 }
 int gsnap_stage__cuda_wait(void *ctx, unsigned i) { (void)ctx; (void)i; return GSNAP_ENOTSUP; }
+int gsnap_stage__cuda_retire(void *ctx, unsigned i, void *stream) {
+    (void)ctx; (void)i; (void)stream;
+    return GSNAP_ENOTSUP;
+}
 int gsnap_stage__cuda_read(void *ctx, void *dst, const void *dev, size_t n) {
     (void)ctx; (void)dst; (void)dev; (void)n;
     return GSNAP_ENOTSUP;

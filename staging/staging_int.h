@@ -17,6 +17,9 @@ int gsnap_stage__cuda_alloc(void *ctx, unsigned i, size_t n, void **host, void *
 void gsnap_stage__cuda_free(void *ctx, unsigned i, void *host, void *dev);
 /* cudaMemcpyAsync host -> dev on the stream, then record slot i's event. */
 int gsnap_stage__cuda_copy(void *ctx, unsigned i, void *dev, const void *host, size_t n);
+/* Record slot i's retire event on the consumer's stream; the slot's next
+ * copy makes the stager's stream wait for it. */
+int gsnap_stage__cuda_retire(void *ctx, unsigned i, void *stream);
 /* Wait for slot i's event. */
 int gsnap_stage__cuda_wait(void *ctx, unsigned i);
 /* Synchronous device -> host copy (tests). */

@@ -1,7 +1,12 @@
 /* tests/test_staging.c -- staging of sampled mini-batches: every staged
  * buffer round-trips byte for byte (device path when a CUDA device is
  * present, host path otherwise), double buffering hands out slots in turn,
- * a reused slot's old ticket is refused, slots grow for big batches. */
+ * a reused slot's old ticket is refused (by wait and by retire), slots grow
+ * for big batches, and a retired slot (gsnap_stager_retire on the legacy
+ * default stream) still takes the next copies intact.
+ * GSNAP_EXPECT_CUDA=1 (set by scripts/gpu_check.sh on a GPU machine) makes a
+ * stager that falls back to host buffers for device 0 a failure, so the
+ * device path cannot pass unseen as the host path. */
 #include "test.h"
 #include "test_sampler_src.h"
 
@@ -25,6 +30,9 @@ int main(void) {
         printf("device %d: %s\n", device,
                gsnap_stager_on_device(st) ? "CUDA device buffers" : "host buffers (no CUDA device)");
         if (device < 0) CHECK(!gsnap_stager_on_device(st));
+        const char *expect = getenv("GSNAP_EXPECT_CUDA");
+        if (device == 0 && expect && *expect == '1')
+            CHECK_MSG(gsnap_stager_on_device(st), "GSNAP_EXPECT_CUDA=1 but device 0 staged on host buffers");
         unsigned prev = 0;
         size_t plen = 0;
         void *pcopy = NULL;
@@ -50,10 +58,14 @@ int main(void) {
                 if (!gsnap_stager_on_device(st) && memcmp(p, pcopy, l) != 0) ok = 0;
                 CHECK(gsnap_block_check(back, l) == 0);
                 free(back);
+                /* odd batches: done with b-1 on the default stream; the copy
+                 * of b+1 into its slot then waits for that (nothing queued) */
+                if (b % 2) OK(gsnap_stager_retire(st, prev, NULL));
             }
             if (b >= 2) { /* two slots: ticket b-2 was overwritten by b */
                 void *p;
                 CHECK(gsnap_stager_wait(st, (unsigned)b - 2, &p, NULL) == GSNAP_ESTATE);
+                CHECK(gsnap_stager_retire(st, (unsigned)b - 2, NULL) == GSNAP_ESTATE);
             }
             free(pcopy);
             pcopy = malloc(len);
@@ -67,6 +79,10 @@ int main(void) {
     }
     gsnap_stager *st;
     CHECK(gsnap_stager_open(0, 1, -1, &st) == GSNAP_EINVAL);
+    CHECK(gsnap_stager_retire(NULL, 0, NULL) == GSNAP_EINVAL);
+    OK(gsnap_stager_open(64, 2, -1, &st));
+    CHECK(gsnap_stager_retire(st, 0, NULL) == GSNAP_ESTATE); /* never issued */
+    gsnap_stager_close(st);
     gsnap_stager_close(NULL);
     gsnap_sampler_close(s);
     tsrc_destroy(&t->base);

@@ -126,6 +126,12 @@ class DLPackArray:
     def __dlpack__(self, stream: Any = None) -> Any:
         # The library synchronises its staging stream before handing a batch
         # out (gsnap_stager_wait), so any consumer stream may use it at once.
+        # The consumer's stream is noted on the owner (a staged batch): when
+        # the batch is superseded, the slot's next copy is ordered after the
+        # work queued on that stream (gsnap_stager_retire).
+        note = getattr(self.owner, "note_stream", None)
+        if note is not None and self.device[0] != KDL_CPU:
+            note(stream)
         return export(self.owner, self.address, self.shape, self.dtype, self.device)
 
     def __dlpack_device__(self) -> tuple[int, int]:

@@ -293,6 +293,8 @@ _decl("gsnap_stager_on_device", c_int, P)
 _decl("gsnap_stager_submit", c_int, P, c_void_p, c_size_t, POINTER(c_uint))
 _decl("gsnap_stager_wait", c_int, P, c_uint, POINTER(c_void_p), POINTER(c_size_t))
 _decl("gsnap_stager_close", None, P)
+# Ordering a slot's next copy after its consumers' GPU work (newer libraries).
+HAVE_RETIRE = _decl("gsnap_stager_retire", c_int, P, c_uint, c_void_p, optional=True)
 
 # Node attributes in the store (issue 13); absent in older libraries.
 HAVE_FEATURES = all([

@@ -131,13 +131,37 @@ class _Core:
     bytes, and which sampler batch it is (for the lifetime check)."""
 
     __slots__ = ("sampler", "serial", "host", "nbytes", "base", "device", "owner", "whole",
-                 "batch")
+                 "batch", "ticket", "streams")
 
-    def __init__(self, sampler, serial, host, nbytes, base, device, owner) -> None:
+    def __init__(self, sampler, serial, host, nbytes, base, device, owner,
+                 ticket: Optional[int] = None) -> None:
         self.sampler, self.serial, self.host, self.nbytes = sampler, serial, host, nbytes
         self.base, self.device, self.owner = base, device, owner
         self.whole: Optional[np.ndarray] = None
         self.batch = -1
+        self.ticket = ticket  # the staging slot's ticket (device batches)
+        self.streams: Optional[set] = None  # CUDA streams that imported it (DLPack)
+
+    def note_stream(self, stream: Any) -> None:
+        """DLPack consumer stream (None: the legacy default stream, 1 =
+        cudaStreamLegacy, 2 = cudaStreamPerThread, else a cudaStream_t; -1:
+        the consumer asked for no synchronisation, nothing to note)."""
+        if stream is not None and stream == -1:
+            return
+        if self.streams is None:
+            self.streams = set()
+        self.streams.add(0 if stream is None else int(stream))
+
+    def retire(self, stager: Optional[int]) -> None:
+        """The batch is superseded: order its slot's next copy after the GPU
+        work its consumers queued (gsnap_stager_retire per stream)."""
+        streams, self.streams = self.streams, None
+        if not streams or stager is None or self.ticket is None or not _lib.HAVE_RETIRE:
+            return
+        for st in streams:
+            rc = lib.gsnap_stager_retire(stager, self.ticket, st or None)
+            if rc:
+                raise error(rc, "gsnap_stager_retire failed", "Sampler")
 
     def valid(self) -> bool:
         if self.owner is not None:
@@ -185,12 +209,13 @@ class MiniBatch:
     """
 
     def __init__(self, sampler: Optional["Sampler"], host: int, nbytes: int, base: int,
-                 device: tuple, owner: Any = None, serial: Optional[int] = None) -> None:
+                 device: tuple, owner: Any = None, serial: Optional[int] = None,
+                 ticket: Optional[int] = None) -> None:
         self._sampler = sampler
         if serial is None:
             serial = sampler._serial if sampler is not None else -1
         # owner: a numpy buffer when the batch owns its bytes
-        c = self._c = _Core(sampler, serial, host, nbytes, base, device, owner)
+        c = self._c = _Core(sampler, serial, host, nbytes, base, device, owner, ticket)
         self.nbytes, self.device = nbytes, device
         blk, self._battr, b, g, v = _scratch()
         rc = lib.gsnap_block_info(host, nbytes, byref(b), byref(g), byref(v))
@@ -464,6 +489,7 @@ class Sampler(_Owned):
         self._serial = 0
         self._h: Optional[int] = None
         self._stager: Optional[int] = None
+        self._current: Optional[_Core] = None  # the batch handed out last (retire)
         self.device = (KDL_CPU, 0)
         self.seconds_sample = 0.0  # time inside gsnap_sampler_next
         self.seconds_stage = 0.0   # time copying into staging buffers
@@ -558,7 +584,7 @@ class Sampler(_Owned):
         if rc:
             raise error(rc, self.db._errmsg(), "Sampler.sample")
         host, n = buf.value, ln.value
-        base = host
+        base, tk = host, None
         if self._stager is not None:
             p, pl, ticket = c_void_p(), c_size_t(), c_uint()
             rc = lib.gsnap_stager_submit(self._stager, host, n, byref(ticket))
@@ -566,9 +592,22 @@ class Sampler(_Owned):
                 rc = lib.gsnap_stager_wait(self._stager, ticket.value, byref(p), byref(pl))
             if rc:
                 raise error(rc, "staging failed", "Sampler.sample")
-            base = p.value
+            base, tk = p.value, ticket.value
             self.seconds_stage += time.perf_counter() - t1
-        return host, n, base
+        return host, n, base, tk
+
+    @property
+    def on_device(self) -> bool:
+        """True when batches are staged into GPU memory (stage=True, a device
+        >= 0, and the library found a CUDA runtime and that device)."""
+        return self.device[0] == KDL_CUDA
+
+    def _retire_current(self) -> None:
+        """The batch handed out last is superseded (device staging: its
+        slot's next copy waits, on the GPU, for the work queued on it)."""
+        core, self._current = self._current, None
+        if core is not None:
+            core.retire(self._stager)
 
     def sample(self, seeds: Any, keep: Optional[bool] = None) -> MiniBatch:
         """Sample one mini-batch for `seeds` (node ids; duplicates kept once,
@@ -576,18 +615,23 @@ class Sampler(_Owned):
         kept. Returns a MiniBatch (a kept copy when keep, or self.keep)."""
         s = self._seeds(seeds)
         self._serial += 1
-        host, n, base = self._next(s)
-        mb = MiniBatch(self, host, n, base, self.device)
-        return mb.copy() if (self.keep if keep is None else keep) else mb
+        self._retire_current()
+        host, n, base, tk = self._next(s)
+        mb = MiniBatch(self, host, n, base, self.device, ticket=tk)
+        if self.keep if keep is None else keep:
+            return mb.copy()
+        self._current = mb._c
+        return mb
 
     __call__ = sample
 
     def _prefetch_one(self, seeds: np.ndarray) -> MiniBatch:
         # Runs on the prefetch thread while the caller uses the previous batch:
         # that batch lives in the other staging slot, untouched by this one.
-        host, n, base = self._next(seeds)
+        host, n, base, tk = self._next(seeds)
         on_host = self.device[0] == KDL_CPU
-        mb = MiniBatch(self, base if on_host else host, n, base, self.device, serial=-1)
+        mb = MiniBatch(self, base if on_host else host, n, base, self.device, serial=-1,
+                       ticket=tk)
         if not on_host:
             mb._host = None  # the sampler's buffer is reused by the next prefetch
         return mb
@@ -628,6 +672,11 @@ class Sampler(_Owned):
                 fut = None
                 self._serial += 1            # the previous batch is invalid from here
                 mb._serial = self._serial
+                # ... and batch i+1 goes to its slot: its copy waits for the
+                # GPU work queued on batch i-1
+                self._retire_current()
+                if not keep:
+                    self._current = mb._c
                 if i + 1 < len(slices):
                     fut = ex.submit(self._prefetch_one, self._seeds(slices[i + 1]))
                 yield mb.copy() if keep else mb

@@ -19,9 +19,10 @@
  *   sample   gsnap_sampler_next only
  *   +host    and each batch staged on host buffers
  *   +device  and each batch staged on the device (double-buffered)
- * printed as ms per batch and as a ratio to `sample`: the ratio is what
- * staging adds to an epoch; with the copy overlapped it stays near the
- * memcpy into the pinned slot.
+ * each of the last two twice: by gsnap_stager_submit (a copy of the packed
+ * batch into the slot) and by gsnap_sampler_next_staged (packed straight
+ * into the slot); printed as ms per batch and as a ratio to `sample`: the
+ * ratio is what staging adds to an epoch.
  *
  * Without a CUDA runtime or device the device rows print "no device" (the
  * program still runs: the host rows are measured).
@@ -79,7 +80,7 @@ static void copies(int device) {
     int on_dev = gsnap_stager_on_device(dev);
     say("part 1: copies, double-buffered (2 slots); device %d: %s\n", device,
         on_dev ? "CUDA device buffers" : "no device (host buffers)");
-    say("%10s %6s | %9s | %9s %6s | %9s %6s | %9s %6s\n", "size", "reps", "memcpy GB/s", "host GB/s",
+    say("%10s %6s | %11s | %9s %6s | %9s %6s | %9s %6s\n", "size", "reps", "memcpy GB/s", "host GB/s",
         "ratio", "dev GB/s", "ratio", "dev-ser", "ratio");
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         size_t n = sizes[k];
@@ -168,8 +169,10 @@ static void build_store(gsnap_db *db, const epoch_cfg *c) {
     free(lab);
 }
 
-/* Seconds for one epoch: way 0 sample only, 1 + host staging, 2 + device. */
-static double epoch(gsnap_sampler *s, gsnap_stager *st, const epoch_cfg *c, int way,
+/* Seconds for one epoch: way 0 sample only, else staged on st (double
+ * buffered); `direct`: packed into the slot (gsnap_sampler_next_staged)
+ * rather than gsnap_sampler_next + gsnap_stager_submit. */
+static double epoch(gsnap_sampler *s, gsnap_stager *st, const epoch_cfg *c, int way, int direct,
                     const uint64_t *seeds, size_t *bytes) {
     unsigned prev = 0, tk;
     void *p;
@@ -179,6 +182,15 @@ static double epoch(gsnap_sampler *s, gsnap_stager *st, const epoch_cfg *c, int 
     for (size_t b = 0; b < c->batches; b++) {
         const void *buf;
         size_t len;
+        if (way > 0 && direct) {
+            if ((rc = gsnap_sampler_next_staged(s, seeds + b * c->batch, c->batch, st, &tk, NULL,
+                                                &len)))
+                die("sample (staged)", rc);
+            total += len;
+            if (b > 0 && (rc = gsnap_stager_wait(st, prev, &p, NULL))) die("wait", rc);
+            prev = tk;
+            continue;
+        }
         if ((rc = gsnap_sampler_next(s, seeds + b * c->batch, c->batch, &buf, &len))) die("sample", rc);
         total += len;
         if (way == 0) continue;
@@ -217,35 +229,41 @@ static void epochs(const epoch_cfg *c, const char *dir) {
     if ((rc = gsnap_stager_open(1 << 20, 2, -1, &host))) die("stager open (host)", rc);
     if ((rc = gsnap_stager_open(1 << 20, 2, c->device, &dev))) die("stager open (device)", rc);
     int on_dev = gsnap_stager_on_device(dev);
-    double best[3] = {1e30, 1e30, 1e30};
+    /* ways: 0 sample only; 1/2 + host/device staging by submit (a copy into
+     * the slot); 3/4 the same packed into the slot (next_staged) */
+    enum { WAYS = 5 };
+    double best[WAYS];
+    for (int w = 0; w < WAYS; w++) best[w] = 1e30;
     size_t bytes = 0;
     /* a first epoch warms the page cache and the slots (they grow to fit) */
-    epoch(s, host, c, 1, seeds, &bytes);
-    if (on_dev) epoch(s, dev, c, 2, seeds, &bytes);
+    epoch(s, host, c, 1, 0, seeds, &bytes);
+    if (on_dev) epoch(s, dev, c, 2, 0, seeds, &bytes);
     for (int r = 0; r < c->rounds; r++) {
-        for (int k = 0; k < 3; k++) {
-            int way = (k + r) % 3; /* rotate the order from round to round */
-            if (way == 2 && !on_dev) continue;
-            double t = epoch(s, way == 2 ? dev : host, c, way, seeds, &bytes);
+        for (int k = 0; k < WAYS; k++) {
+            int way = (k + r) % WAYS; /* rotate the order from round to round */
+            int on_gpu = way == 2 || way == 4;
+            if (on_gpu && !on_dev) continue;
+            double t = epoch(s, on_gpu ? dev : host, c, way, way >= 3, seeds, &bytes);
             if (t < best[way]) best[way] = t;
         }
     }
     double mb = (double)bytes / (double)c->batches / 1e6;
     say("%zu batches of %zu seeds, %.2f MB a batch on average; device %d: %s\n", c->batches,
         c->batch, mb, c->device, on_dev ? "CUDA device buffers" : "no device");
-    say("%10s | %12s | %9s\n", "way", "ms / batch", "/ sample");
-    const char *names[3] = {"sample", "+host", "+device"};
-    for (int w = 0; w < 3; w++) {
-        if (w == 2 && !on_dev) {
-            say("%10s | %12s | %9s\n", names[w], "no device", "-");
+    say("%24s | %12s | %9s\n", "way", "ms / batch", "/ sample");
+    const char *names[WAYS] = {"sample", "+host (copy)", "+device (copy)", "+host (packed in slot)",
+                               "+device (packed in slot)"};
+    for (int w = 0; w < WAYS; w++) {
+        if ((w == 2 || w == 4) && !on_dev) {
+            say("%24s | %12s | %9s\n", names[w], "no device", "-");
             continue;
         }
-        say("%10s | %12.3f | %9.3f\n", names[w], best[w] * 1e3 / (double)c->batches,
+        say("%24s | %12.3f | %9.3f\n", names[w], best[w] * 1e3 / (double)c->batches,
             best[w] / best[0]);
     }
     if (on_dev)
         say("staged to the device: %.2f GB/s of batch bytes over the epoch (sampling included)\n",
-            (double)bytes / best[2] / 1e9);
+            (double)bytes / best[4] / 1e9);
     gsnap_stager_close(host);
     gsnap_stager_close(dev);
     free(seeds);

@@ -1161,6 +1161,17 @@ int gsnap_stager_on_device(const gsnap_stager *st);
 /** Copy buf[0..len) into the next free slot (waiting for that slot's previous
  *  copy to finish) and start its transfer; *ticket names the slot. */
 int gsnap_stager_submit(gsnap_stager *st, const void *buf, size_t len, unsigned *ticket);
+/** Two-step submit, for a producer that writes the batch itself (no copy):
+ *  reserve waits for the next slot's previous transfer, grows the slot to
+ *  len bytes when needed and hands out its host buffer (*host: len bytes,
+ *  pinned on the device path, 64-byte aligned) and *ticket; the slot's old
+ *  ticket is refused from here on. commit(ticket, len <= the reserved len)
+ *  starts the transfer; only then can the ticket be waited for. One
+ *  reservation at a time: reserve again before the commit answers
+ *  GSNAP_ESTATE, and so does wait/retire/read_back of a reserved ticket.
+ *  gsnap_stager_submit is reserve + memcpy + commit. */
+int gsnap_stager_reserve(gsnap_stager *st, size_t len, void **host, unsigned *ticket);
+int gsnap_stager_commit(gsnap_stager *st, unsigned ticket, size_t len);
 /** Wait for `ticket`'s transfer; *ptr = device pointer (or the host buffer),
  *  valid until the slot is reused (nbuf submits later). */
 int gsnap_stager_wait(gsnap_stager *st, unsigned ticket, void **ptr, size_t *len);
@@ -1180,6 +1191,21 @@ int gsnap_stager_retire(gsnap_stager *st, unsigned ticket, void *stream);
 int gsnap_stager_read_back(gsnap_stager *st, unsigned ticket, void *dst, size_t len);
 /** Free all buffers (waits for transfers). NULL is fine. */
 void gsnap_stager_close(gsnap_stager *st);
+/**
+ * gsnap_sampler_next with the batch packed, and its features and labels
+ * gathered, straight into the next slot of `st` (gsnap_stager_reserve), then
+ * its transfer started (gsnap_stager_commit): the same bytes as
+ * gsnap_sampler_next followed by gsnap_stager_submit, without the copy into
+ * the slot. *ticket is for gsnap_stager_wait; *host (may be NULL) and *len
+ * give the packed batch in the slot's host buffer (readable until the slot
+ * is reused). seeds NULL (random seeds) with workers > 1, where batches are
+ * made ahead into the workers' buffers, falls back to next + submit.
+ * Returns what gsnap_sampler_next and the stager calls return; on an error
+ * the slot is left without a batch (its ticket answers GSNAP_ESTATE).
+ */
+int gsnap_sampler_next_staged(gsnap_sampler *s, const uint64_t *seeds, size_t nseeds,
+                              gsnap_stager *st, unsigned *ticket, const void **host,
+                              size_t *len);
 /* end of the sampler section */
 
 /* ---- node features and labels ---------------------------------------- */

@@ -354,13 +354,21 @@ int gsnap_samp__produce(gsnap_sampler *s, const uint64_t *seeds, size_t nseeds) 
     t0 = gsnap_now();
     gsnap_samp__attr_rows(s, ls[0].nsrc, ndst);
     size_t need = gsnap_samp__block_size_attr(ls, s->L, s->attr, s->nattr);
-    if (need > s->buf_cap) {
-        free(s->buf);
-        s->buf_cap = 0;
-        if (!(s->buf = aligned_alloc(64, (need + 63) & ~(size_t)63))) { rc = GSNAP_ENOMEM; goto out; }
-        s->buf_cap = (need + 63) & ~(size_t)63;
+    void *into;
+    if (s->stage_to) { /* gsnap_sampler_next_staged: the slot is the buffer */
+        if ((rc = gsnap_stager_reserve(s->stage_to, need, &s->stage_host, &s->stage_ticket)))
+            goto out;
+        into = s->stage_host;
+    } else {
+        if (need > s->buf_cap) {
+            free(s->buf);
+            s->buf_cap = 0;
+            if (!(s->buf = aligned_alloc(64, (need + 63) & ~(size_t)63))) { rc = GSNAP_ENOMEM; goto out; }
+            s->buf_cap = (need + 63) & ~(size_t)63;
+        }
+        into = s->buf;
     }
-    gsnap_samp__block_pack_attr(s->buf, ls, s->L, s->batch,
+    gsnap_samp__block_pack_attr(into, ls, s->L, s->batch,
                            s->im ? s->im->gen + (uint64_t)gsnap_sampler__pscr_due(s) : 0,
                            s->version, s->attr, s->nattr, s->adata);
     s->buf_len = need;
@@ -372,6 +380,38 @@ out:
     free(dst);
     lists_count(s);
     return rc;
+}
+
+int gsnap_sampler_next_staged(gsnap_sampler *s, const uint64_t *seeds, size_t nseeds,
+                              gsnap_stager *st, unsigned *ticket, const void **host,
+                              size_t *len) {
+    if (!s || s->magic != GSNAP_SAMP_MAGIC || !st || !ticket || !len) return GSNAP_EINVAL;
+    const void *buf;
+    size_t n;
+    int rc;
+    if (!seeds && nseeds && gsnap_samp__workers_usable(s)) { /* made ahead on the workers */
+        if ((rc = gsnap_sampler_next(s, seeds, nseeds, &buf, &n))) return rc;
+        if ((rc = gsnap_stager_submit(st, buf, n, ticket))) return rc;
+        if (host) *host = buf; /* the sampler's copy: same bytes, same lifetime rule */
+        *len = n;
+        return 0;
+    }
+    s->stage_to = st;
+    s->stage_host = NULL;
+    rc = gsnap_sampler_next(s, seeds, nseeds, &buf, &n);
+    s->stage_to = NULL;
+    if (s->stage_host) { /* a slot was reserved: commit it, or abandon it on error */
+        int crc = gsnap_stager_commit(st, s->stage_ticket, rc ? 0 : n);
+        if (!rc && crc) rc = crc;
+        if (!rc) {
+            *ticket = s->stage_ticket;
+            if (host) *host = s->stage_host;
+            *len = n;
+        }
+        s->stage_host = NULL;
+        return rc;
+    }
+    return rc ? rc : GSNAP_ESTATE; /* no batch was packed (cannot happen without an error) */
 }
 
 int gsnap_sampler_next(gsnap_sampler *s, const uint64_t *seeds, size_t nseeds,
@@ -393,7 +433,7 @@ int gsnap_sampler_next(gsnap_sampler *s, const uint64_t *seeds, size_t nseeds,
     if (rc) return rc;
     rc = gsnap_samp__produce(s, seeds, nseeds);
     if (rc == 0) {
-        *buf = s->buf;
+        *buf = s->stage_to ? s->stage_host : s->buf;
         *len = s->buf_len;
     }
     return gsnap_sampler__after_batch(s, rc);

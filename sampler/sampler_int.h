@@ -564,6 +564,11 @@ struct gsnap_sampler {
     gsnap_samp__attr attr[2]; /* kind, dtype, dim (rows set per batch) */
     gsnap_samp__rowcache rowcache[2];
     void *adata[2]; /* where the current batch's sections go (in buf) */
+    /* gsnap_sampler_next_staged: pack into a reserved stager slot instead of
+     * buf (NULL otherwise); the slot's host buffer and ticket once reserved */
+    struct gsnap_stager *stage_to;
+    void *stage_host;
+    unsigned stage_ticket;
     gsnap_sampler_stats st;
     /* parallel batch production (workers.c) */
     uint64_t *rseeds; /* the batch's random seeds (gsnap_sampler_next with seeds NULL) */

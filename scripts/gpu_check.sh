@@ -2,7 +2,8 @@
 # scripts/gpu_check.sh -- the checks that need an NVIDIA GPU, in one run:
 #   1. what the machine has (nvidia-smi, the CUDA runtime, PyTorch);
 #   2. tests/test_staging and test_nocudart with GSNAP_EXPECT_CUDA=1 (a
-#      stager that falls back to host buffers for device 0 fails);
+#      stager that falls back to host buffers for device 0 fails), and
+#      test_staging under compute-sanitizer's memcheck when it is on PATH;
 #   3. bench/bench_staging (the H2D figure: staged GB/s against a host
 #      memcpy, and what staging adds to an epoch);
 #   4. the Python tests, python/tests/test_cuda.py included (device batches
@@ -50,6 +51,12 @@ step() { # step NAME LOGFILE COMMAND...
 cat "$out/device.txt"
 
 step "test_staging" test_staging.log "$BUILD/tests/test_staging"
+if command -v compute-sanitizer >/dev/null 2>&1; then
+    step "compute-sanitizer memcheck test_staging" sanitizer.log \
+        compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 "$BUILD/tests/test_staging"
+else
+    echo "== compute-sanitizer: not on PATH (skipped)"
+fi
 step "test_nocudart" test_nocudart.log "$BUILD/tests/test_nocudart"
 step "test_temporal" test_temporal.log "$BUILD/tests/test_temporal"
 step "bench_staging" bench_staging.log "$BUILD/bench/bench_staging" --out "$out/staging.txt"

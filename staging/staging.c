@@ -25,6 +25,7 @@ struct gsnap_stager {
     uint64_t *ticket; /* ticket now held by each slot (+1; 0 = none) */
     int *inflight;    /* a copy was started and not waited for */
     uint64_t next;    /* next ticket */
+    uint64_t pending; /* ticket reserved and not yet committed (+1; 0 = none) */
 };
 
 static size_t round_cap(size_t n) { return (n + 4095) & ~(size_t)4095; }
@@ -106,23 +107,51 @@ static int slot_wait(gsnap_stager *st, unsigned i) {
     return st->on_dev ? gsnap_stage__cuda_wait(st->cuda, i) : 0;
 }
 
-int gsnap_stager_submit(gsnap_stager *st, const void *buf, size_t len, unsigned *ticket) {
-    if (!st || st->magic != STAGER_MAGIC || (len && !buf) || !ticket) return GSNAP_EINVAL;
+int gsnap_stager_reserve(gsnap_stager *st, size_t len, void **host, unsigned *ticket) {
+    if (!st || st->magic != STAGER_MAGIC || !host || !ticket) return GSNAP_EINVAL;
+    if (st->pending) return GSNAP_ESTATE; /* one reservation at a time */
     uint64_t t = st->next;
     if (t >= UINT32_MAX) return GSNAP_ERANGE;
     unsigned i = (unsigned)(t % st->nbuf);
     int rc = slot_wait(st, i); /* the slot's previous copy must be done */
     if (rc) return rc;
     if (len > st->cap[i] && (rc = slot_alloc(st, i, len))) return rc;
-    memcpy(st->host[i], buf, len);
+    st->ticket[i] = 0; /* the slot's old batch is gone; the new one is not there yet */
+    st->pending = t + 1;
+    st->next = t + 1;
+    *host = st->host[i];
+    *ticket = (unsigned)t;
+    return 0;
+}
+
+int gsnap_stager_commit(gsnap_stager *st, unsigned ticket, size_t len) {
+    if (!st || st->magic != STAGER_MAGIC) return GSNAP_EINVAL;
+    if (st->pending != (uint64_t)ticket + 1) return GSNAP_ESTATE;
+    unsigned i = ticket % st->nbuf;
+    if (len > st->cap[i]) return GSNAP_ERANGE;
+    st->pending = 0;
     st->len[i] = len;
-    st->ticket[i] = t + 1;
+    st->ticket[i] = (uint64_t)ticket + 1;
     if (st->on_dev) {
-        if ((rc = gsnap_stage__cuda_copy(st->cuda, i, st->dev[i], st->host[i], len))) return rc;
+        int rc = gsnap_stage__cuda_copy(st->cuda, i, st->dev[i], st->host[i], len);
+        if (rc) {
+            st->ticket[i] = 0; /* no batch there: waiting on the ticket says so */
+            return rc;
+        }
         st->inflight[i] = 1;
     }
-    st->next = t + 1;
-    *ticket = (unsigned)t;
+    return 0;
+}
+
+int gsnap_stager_submit(gsnap_stager *st, const void *buf, size_t len, unsigned *ticket) {
+    if (!st || st->magic != STAGER_MAGIC || (len && !buf) || !ticket) return GSNAP_EINVAL;
+    void *host;
+    unsigned t;
+    int rc = gsnap_stager_reserve(st, len, &host, &t);
+    if (rc) return rc;
+    if (len) memcpy(host, buf, len);
+    if ((rc = gsnap_stager_commit(st, t, len))) return rc;
+    *ticket = t;
     return 0;
 }
 

@@ -3,7 +3,9 @@
  * present, host path otherwise), double buffering hands out slots in turn,
  * a reused slot's old ticket is refused (by wait and by retire), slots grow
  * for big batches, and a retired slot (gsnap_stager_retire on the legacy
- * default stream) still takes the next copies intact.
+ * default stream) still takes the next copies intact; reserve/commit refuse
+ * what they must, and gsnap_sampler_next_staged packs the same bytes as
+ * gsnap_sampler_next + gsnap_stager_submit.
  * GSNAP_EXPECT_CUDA=1 (set by scripts/gpu_check.sh on a GPU machine) makes a
  * stager that falls back to host buffers for device 0 a failure, so the
  * device path cannot pass unseen as the host path. */
@@ -77,6 +79,76 @@ int main(void) {
         free(pcopy);
         gsnap_stager_close(st);
     }
+    /* reserve / commit: the states a two-step submit goes through */
+    for (int device = -1; device <= 0; device++) {
+        gsnap_stager *st;
+        void *h, *h2, *p;
+        unsigned tk, tk2, t0;
+        OK(gsnap_stager_open(4096, 2, device, &st));
+        OK(gsnap_stager_submit(st, "abc", 3, &t0));              /* slot 0 */
+        OK(gsnap_stager_submit(st, "def", 3, &tk));              /* slot 1 */
+        OK(gsnap_stager_reserve(st, 8192, &h, &tk));             /* slot 0 again, grown */
+        CHECK(tk == 2 && ((uintptr_t)h & 63) == 0);
+        CHECK(gsnap_stager_wait(st, t0, &p, NULL) == GSNAP_ESTATE);   /* the old batch is gone */
+        CHECK(gsnap_stager_wait(st, tk, &p, NULL) == GSNAP_ESTATE);   /* not committed yet */
+        CHECK(gsnap_stager_retire(st, tk, NULL) == GSNAP_ESTATE);
+        CHECK(gsnap_stager_reserve(st, 1, &h2, &tk2) == GSNAP_ESTATE); /* one at a time */
+        CHECK(gsnap_stager_commit(st, tk + 1, 8) == GSNAP_ESTATE);    /* not the reserved one */
+        CHECK(gsnap_stager_commit(st, tk, 1u << 20) == GSNAP_ERANGE);  /* more than reserved */
+        memset(h, 0x5a, 8192);
+        OK(gsnap_stager_commit(st, tk, 8192));
+        CHECK(gsnap_stager_commit(st, tk, 8192) == GSNAP_ESTATE);     /* committed once */
+        size_t l;
+        OK(gsnap_stager_wait(st, tk, &p, &l));
+        CHECK(l == 8192);
+        unsigned char back[8192], want[8192];
+        memset(want, 0x5a, sizeof want);
+        OK(gsnap_stager_read_back(st, tk, back, sizeof back));
+        CHECK(memcmp(back, want, sizeof back) == 0);
+        gsnap_stager_close(st);
+    }
+
+    /* gsnap_sampler_next_staged: the same bytes as next + submit, packed in
+     * the slot (explicit seeds and the batch's random seeds) */
+    for (int device = -1; device <= 0; device++) {
+        gsnap_sampler *a, *b;
+        OK(gsnap_sampler__open_src(&t->base, 0, &o, &a));
+        OK(gsnap_sampler__open_src(&t->base, 0, &o, &b));
+        gsnap_stager *sa, *sb;
+        OK(gsnap_stager_open(256, 2, device, &sa));
+        OK(gsnap_stager_open(256, 2, device, &sb));
+        int same = 1;
+        for (int k = 0; k < 30; k++) {
+            uint64_t seeds[48];
+            OK(gsnap_sampler_random_seeds(a, (uint64_t)k * 7 + 1, 48, seeds));
+            const uint64_t *sd = k % 3 == 2 ? NULL : seeds;   /* every third: random seeds */
+            const void *buf, *host;
+            size_t len, len2;
+            unsigned ta, tb;
+            OK(gsnap_sampler_next(a, sd, 48, &buf, &len));
+            OK(gsnap_stager_submit(sa, buf, len, &ta));
+            OK(gsnap_sampler_next_staged(b, sd, 48, sb, &tb, &host, &len2));
+            CHECK(len2 == len && ta == tb);
+            if (memcmp(host, buf, len) != 0) same = 0;
+            void *pa, *pb;
+            OK(gsnap_stager_wait(sa, ta, &pa, NULL));
+            OK(gsnap_stager_wait(sb, tb, &pb, NULL));
+            unsigned char *ra = malloc(len), *rb = malloc(len);
+            OK(gsnap_stager_read_back(sa, ta, ra, len));
+            OK(gsnap_stager_read_back(sb, tb, rb, len));
+            if (memcmp(ra, rb, len) != 0 || memcmp(rb, buf, len) != 0) same = 0;
+            CHECK(gsnap_block_check(rb, len) == 0);
+            free(ra);
+            free(rb);
+        }
+        CHECK_MSG(same, "next_staged packed other bytes than next + submit (device %d)", device);
+        CHECK(gsnap_sampler_next_staged(b, NULL, 4, NULL, NULL, NULL, NULL) == GSNAP_EINVAL);
+        gsnap_stager_close(sa);
+        gsnap_stager_close(sb);
+        gsnap_sampler_close(a);
+        gsnap_sampler_close(b);
+    }
+
     gsnap_stager *st;
     CHECK(gsnap_stager_open(0, 1, -1, &st) == GSNAP_EINVAL);
     CHECK(gsnap_stager_retire(NULL, 0, NULL) == GSNAP_EINVAL);

@@ -295,6 +295,9 @@ _decl("gsnap_stager_wait", c_int, P, c_uint, POINTER(c_void_p), POINTER(c_size_t
 _decl("gsnap_stager_close", None, P)
 # Ordering a slot's next copy after its consumers' GPU work (newer libraries).
 HAVE_RETIRE = _decl("gsnap_stager_retire", c_int, P, c_uint, c_void_p, optional=True)
+# Batches packed straight into the stager's slot (no copy; newer libraries).
+HAVE_NEXT_STAGED = _decl("gsnap_sampler_next_staged", c_int, P, c_void_p, c_size_t, P,
+                         POINTER(c_uint), POINTER(c_void_p), POINTER(c_size_t), optional=True)
 
 # Node attributes in the store (issue 13); absent in older libraries.
 HAVE_FEATURES = all([

@@ -578,6 +578,20 @@ class Sampler(_Owned):
         h = self._handle()
         buf, ln = c_void_p(), c_size_t()
         t0 = time.perf_counter()
+        if self._stager is not None and _lib.HAVE_NEXT_STAGED:
+            # packed straight into the stager's slot; its transfer started
+            ticket, p, pl = c_uint(), c_void_p(), c_size_t()
+            rc = lib.gsnap_sampler_next_staged(h, s.ctypes.data, len(s), self._stager,
+                                               byref(ticket), byref(buf), byref(ln))
+            t1 = time.perf_counter()
+            self.seconds_sample += t1 - t0
+            if rc:
+                raise error(rc, self.db._errmsg(), "Sampler.sample")
+            rc = lib.gsnap_stager_wait(self._stager, ticket.value, byref(p), byref(pl))
+            if rc:
+                raise error(rc, "staging failed", "Sampler.sample")
+            self.seconds_stage += time.perf_counter() - t1
+            return buf.value, ln.value, p.value, ticket.value
         rc = lib.gsnap_sampler_next(h, s.ctypes.data, len(s), byref(buf), byref(ln))
         t1 = time.perf_counter()
         self.seconds_sample += t1 - t0
@@ -632,8 +646,9 @@ class Sampler(_Owned):
         on_host = self.device[0] == KDL_CPU
         mb = MiniBatch(self, base if on_host else host, n, base, self.device, serial=-1,
                        ticket=tk)
-        if not on_host:
+        if not on_host and not _lib.HAVE_NEXT_STAGED:
             mb._host = None  # the sampler's buffer is reused by the next prefetch
+        # (packed in the slot, the host bytes live as long as the batch)
         return mb
 
     def iter_batches(self, nodes: Any, batch_size: int, shuffle: bool = False,

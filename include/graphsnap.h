@@ -1201,7 +1201,7 @@ void gsnap_stager_close(gsnap_stager *st);
  * is reused). seeds NULL (random seeds) with workers > 1, where batches are
  * made ahead into the workers' buffers, falls back to next + submit.
  * Returns what gsnap_sampler_next and the stager calls return; on an error
- * the slot is left without a batch (its ticket answers GSNAP_ESTATE).
+ * no ticket is handed out (a slot already reserved is committed empty).
  */
 int gsnap_sampler_next_staged(gsnap_sampler *s, const uint64_t *seeds, size_t nseeds,
                               gsnap_stager *st, unsigned *ticket, const void **host,

@@ -1,4 +1,5 @@
-"""The example trains: >= 0.8 test accuracy on 4 communities, fixed seed, < 60 s."""
+"""The example trains: >= 0.8 test accuracy on 4 communities, fixed seed (the
+time it took is printed, not asserted: tests never depend on timing)."""
 import os
 import sys
 import time
@@ -25,5 +26,16 @@ def test_train_sage_reaches_080(tmp_path):
     print("\n".join(lines))
     assert len(res["history"]) == 4
     assert res["accuracy"] >= 0.8, lines
-    assert secs < 60, f"took {secs:.1f} s"
+    print(f"train_sage: {secs:.1f} s")
     assert any("epoch 3" in line for line in lines)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is here: test_cuda.py covers --device")
+def test_train_sage_device_without_gpu_says_why(tmp_path):
+    import train_sage
+    args = train_sage.parser().parse_args(["--nodes", "200", "--epochs", "1", "--device", "0",
+                                           "--db", str(tmp_path / "db")])
+    with pytest.raises(SystemExit) as e:
+        train_sage.run(args, log=lambda line: None)
+    assert "--device 0 needs a GPU" in str(e.value)
+    assert not (tmp_path / "db").exists()  # refused before anything was written

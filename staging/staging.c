@@ -8,6 +8,7 @@
  */
 #include "graphsnap.h"
 #include "staging/staging_int.h"
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,9 +52,14 @@ void gsnap_stager_close(gsnap_stager *st) {
     free(st);
 }
 
-/* (Re)allocate slot i for n bytes. */
+/* (Re)allocate slot i for n bytes. The old buffers are freed first: on
+ * failure the slot holds none (capacity 0, no batch), so it can neither hand
+ * out a NULL buffer nor let an old ticket reach freed memory. */
 static int slot_alloc(gsnap_stager *st, unsigned i, size_t n) {
+    if (n > SIZE_MAX - 4096) return GSNAP_ENOMEM; /* round_cap would wrap */
     n = round_cap(n ? n : 1);
+    st->cap[i] = st->len[i] = 0;
+    st->ticket[i] = 0;
     if (st->on_dev) {
         gsnap_stage__cuda_free(st->cuda, i, st->host[i], st->dev[i]);
         st->host[i] = st->dev[i] = NULL;

@@ -52,8 +52,12 @@ cat "$out/device.txt"
 
 step "test_staging" test_staging.log "$BUILD/tests/test_staging"
 if command -v compute-sanitizer >/dev/null 2>&1; then
+    # --report-api-errors no: test_staging makes a cudaHostAlloc of 2^62
+    # bytes fail on purpose (a slot that cannot grow); memory errors and
+    # leaks still fail the step
     step "compute-sanitizer memcheck test_staging" sanitizer.log \
-        compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 "$BUILD/tests/test_staging"
+        compute-sanitizer --tool memcheck --leak-check full --report-api-errors no \
+        --error-exitcode 9 "$BUILD/tests/test_staging"
 else
     echo "== compute-sanitizer: not on PATH (skipped)"
 fi

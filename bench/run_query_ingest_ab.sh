@@ -23,7 +23,8 @@
 # ingest rate of that process (durable commits; a querying process builds
 # fence indexes and held copies in its commits), the held copies' size after
 # the ingest (bench_store_fbl prints it), overall p50 / p99 and the
-# CSR's p50, then per class "ours/csr" medians.
+# CSR's p50, then per class "ours/csr" medians, then the median of the
+# answers of 0-2 neighbours by the number of runs live at the query.
 set -eu
 cd "$(dirname "$0")/.."
 NEW=${NEW:-build}
@@ -54,6 +55,14 @@ for lo, hi in ((0, 0), (1, 2), (3, 8), (9, 32), (33, 1 << 62)):
         name = "%d-%d" % (lo, hi) if hi < 1 << 62 else "%d+" % lo
         out.append("%s: %.2f/%.2f (n %d)" % (name, st.median(float(r[5]) for r in sel),
                                              st.median(float(r[6]) for r in sel), len(sel)))
+# what a live delta run costs: answers of 0-2 neighbours (the median query)
+# by the number of runs live when they were asked
+byr = {}
+for r in rows:
+    if int(r[1]) >= 50 and int(r[4]) <= 2:
+        byr.setdefault(int(r[7]), []).append(float(r[5]))
+out.append("| 0-2 by live runs: " + " ".join("%d: %.2f (n %d)" % (k, st.median(v), len(v))
+                                             for k, v in sorted(byr.items())))
 print(" ".join(out))
 EOF
 }

@@ -163,6 +163,35 @@ def test_staged_batches_host_fallback(db):
         assert ref.seeds.tolist() == mb2.seeds.tolist()
 
 
+def test_superseded_batch_retires_its_consumer_streams(db, monkeypatch):
+    """The streams a device batch was imported on (DLPack's stream argument,
+    noted as __dlpack__ does for a device batch) are handed to
+    gsnap_stager_retire once, when the batch is superseded: by the next
+    sample(), or by the next batch of a prefetching iteration. (On a GPU
+    python/tests/test_cuda.py checks the effect; here the calls.)"""
+    ring_graph(db)
+    calls = []
+    monkeypatch.setattr(gs._lib.lib, "gsnap_stager_retire",
+                        lambda st, tk, stream: calls.append((tk, stream)) or 0)
+    monkeypatch.setattr(gs._lib, "HAVE_RETIRE", True)
+    with db.sampler([3, 3], seed=4, stage=True) as s:
+        a = s.sample([1, 2, 3])
+        for stream in (None, 7, 7, -1):      # legacy default, a stream twice, "no sync"
+            a._c.note_stream(stream)
+        assert calls == []
+        s.sample([4, 5])                       # supersedes a (ticket 0)
+        assert sorted(calls, key=repr) == sorted([(0, None), (0, 7)], key=repr)
+        calls.clear()
+        s.sample([6])                          # the batch before had no consumer: nothing
+        assert calls == []
+        it = s.iter_batches(np.arange(100), 10, prefetch=True)
+        first = next(it)
+        first._c.note_stream(9)
+        next(it)                               # first is superseded here
+        assert calls == [(first._c.ticket, 9)]
+        it.close()
+
+
 def test_prefetch_yields_the_same_batches(db):
     ring_graph(db)
     ids = np.arange(200)

@@ -204,11 +204,9 @@ static double epoch(gsnap_sampler *s, gsnap_stager *st, const epoch_cfg *c, int 
 }
 
 static void epochs(const epoch_cfg *c, const char *dir) {
-    gsnap_db_options dopt = GSNAP_DB_OPTIONS_INIT;
-    dopt.sync = GSNAP_SYNC_NONE;
     gsnap_db *db;
     int rc;
-    if ((rc = gsnap_db_open(dir, &dopt, &db))) die("open", rc);
+    if ((rc = bench_open_nosync(dir, &db))) die("open", rc);
     double t0 = now();
     build_store(db, c);
     say("part 2: an epoch of FBL [10, 10] batches with features gathered\n");

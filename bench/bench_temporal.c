@@ -299,11 +299,9 @@ int main(int argc, char **argv) {
     const char *tmp = getenv("TMPDIR");
     snprintf(dir, sizeof dir, "%s/bench-temporal-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
-    gsnap_db_options dopt = GSNAP_DB_OPTIONS_INIT;
-    dopt.sync = GSNAP_SYNC_NONE;
     gsnap_db *db;
     int rc;
-    if ((rc = gsnap_db_open(dir, &dopt, &db))) die("open", rc);
+    if ((rc = bench_open_nosync(dir, &db))) die("open", rc);
     double t0 = now();
     for (size_t i = 0; i < m;) {
         gsnap_batch *b;

@@ -1169,7 +1169,12 @@ int gsnap_stager_submit(gsnap_stager *st, const void *buf, size_t len, unsigned 
  *  starts the transfer; only then can the ticket be waited for. One
  *  reservation at a time: reserve again before the commit answers
  *  GSNAP_ESTATE, and so does wait/retire/read_back of a reserved ticket.
- *  gsnap_stager_submit is reserve + memcpy + commit. */
+ *  gsnap_stager_submit is reserve + memcpy + commit.
+ *  reserve returns GSNAP_OK, GSNAP_EINVAL, GSNAP_ESTATE, GSNAP_ENOMEM (the
+ *  slot cannot grow to len: it is left empty, its old ticket refused),
+ *  GSNAP_ERANGE (2^32 tickets used), or the wait's CUDA error; commit
+ *  GSNAP_OK, GSNAP_EINVAL, GSNAP_ESTATE (not the reserved ticket),
+ *  GSNAP_ERANGE (len beyond the slot), or the copy's CUDA error. */
 int gsnap_stager_reserve(gsnap_stager *st, size_t len, void **host, unsigned *ticket);
 int gsnap_stager_commit(gsnap_stager *st, unsigned ticket, size_t len);
 /** Wait for `ticket`'s transfer; *ptr = device pointer (or the host buffer),

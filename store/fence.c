@@ -73,12 +73,15 @@ typedef struct {
     unsigned char *bloom; /* a verified copy of the run's Bloom filter blocks (NULL: none) */
     uint32_t nblocks;
     /* a verified copy of the chunks' payloads (held.bytes NULL: none, seeks
-     * descend the B-tree); cbytes is the copy while it is built (then moved
-     * into the region), coff/cnrec what held.off/nrec point into */
+     * descend the B-tree); coff/cnrec are what held.off/nrec point into.
+     * While the index is built, cpay holds each verified payload's address
+     * in the build's read transaction (valid until it ends: the copy is made
+     * once, straight into the region, when the sizes are known) and clen
+     * their total. */
     gsnap_run_held held;
-    unsigned char *cbytes;
+    const unsigned char **cpay;
     uint32_t *coff, *cnrec;
-    size_t cbytes_len, cbytes_cap, ocap;
+    size_t clen, ocap;
     /* buckets of the entries by node >> shift: the entries of bucket b are
      * e[top[b] .. top[b + 1]) (ntop + 1 values), so that a seek searches a
      * few entries instead of the whole array (a binary search over
@@ -197,12 +200,12 @@ static void drop_held(struct gsnap_fence *f, fence_dir *d) {
     d->direct = NULL;
     d->smask = d->dn = 0;
     d->cost = 0;
-    free(d->cbytes);
+    free(d->cpay);
     free(d->coff);
     free(d->cnrec);
-    d->cbytes = NULL;
+    d->cpay = NULL;
     d->coff = d->cnrec = NULL;
-    d->cbytes_len = d->cbytes_cap = d->ocap = 0;
+    d->clen = d->ocap = 0;
     memset(&d->held, 0, sizeof d->held);
 }
 
@@ -291,8 +294,8 @@ static int index_chunk(fence_dir *d, uint32_t ci, const unsigned char *pay, size
     return before == nrec ? 0 : GSNAP_ECORRUPT;
 }
 
-/* Move the built copy (d->cbytes) into a region with a node table after
- * it: each node's first group (a node whose records go on in the next
+/* Copy the payloads noted in d->cpay into a region, with a node table after
+ * them: each node's first group (a node whose records go on in the next
  * chunk has a group there too). 0, or GSNAP_ENOMEM / GSNAP_ECORRUPT (then
  * neither). */
 static int fill_slots(fence_dir *d, uint64_t room) {
@@ -301,11 +304,12 @@ static int fill_slots(fence_dir *d, uint64_t room) {
     if (cap > ((uint64_t)1 << 32)) return GSNAP_ENOMEM;
     int direct = d->groups && d->hi_node >= d->lo_node && range <= 4 * d->groups && range < ((uint64_t)1 << 32);
     size_t tbytes = direct ? (size_t)range * sizeof(struct held_ent) : (size_t)cap * sizeof(struct held_slot);
-    size_t at = (d->cbytes_len + 63) & ~(size_t)63; /* the table, cache-line aligned */
+    size_t at = (d->clen + 63) & ~(size_t)63; /* the table, cache-line aligned */
     if (region_cost(at + tbytes) + d->ocap * 2 * sizeof(uint32_t) > room) return GSNAP_ENOMEM; /* before allocating */
     unsigned char *region = region_alloc(d, at + tbytes);
     if (!region) return GSNAP_ENOMEM;
-    memcpy(region, d->cbytes, d->cbytes_len);
+    for (uint32_t c = 0; c < d->held.nc; c++)
+        memcpy(region + d->coff[c], d->cpay[c], d->coff[c + 1] - d->coff[c]);
     struct held_slot *t = direct ? NULL : (struct held_slot *)(void *)(region + at);
     struct held_ent *de = direct ? (struct held_ent *)(void *)(region + at) : NULL;
     if (!d->region_huge) memset(region + at, 0, tbytes); /* a fresh mapping is zeroed already */
@@ -340,40 +344,33 @@ static int fill_slots(fence_dir *d, uint64_t room) {
     d->dn = de ? range : 0;
     d->held.bytes = region;
     d->cost = d->region_len + d->ocap * 2 * sizeof(uint32_t);
-    free(d->cbytes); /* the region holds the bytes now */
-    d->cbytes = NULL;
-    d->cbytes_cap = 0;
     return 0;
 bad:
     region_free(d);
     return GSNAP_ECORRUPT;
 }
 
-/* Append chunk ci's verified payload to d's copy; 0, or GSNAP_ENOMEM. The
- * offsets are u32: a copy stops short of 4 GiB (the budget is far less). */
+/* Note chunk ci's verified payload for d's copy (fill_slots copies it);
+ * 0, or GSNAP_ENOMEM. The offsets are u32: a copy stops short of 4 GiB (the
+ * budget is far less). */
 static int hold_chunk(fence_dir *d, size_t ci, const unsigned char *pay, size_t plen, uint32_t nrec) {
-    if (d->cbytes_len + plen > UINT32_MAX) return GSNAP_ENOMEM;
-    if (d->cbytes_len + plen > d->cbytes_cap) {
-        size_t nc = d->cbytes_cap ? d->cbytes_cap * 2 : (size_t)1 << 16;
-        while (nc < d->cbytes_len + plen) nc *= 2;
-        unsigned char *nb = realloc(d->cbytes, nc);
-        if (!nb) return GSNAP_ENOMEM;
-        d->cbytes = nb;
-        d->cbytes_cap = nc;
-    }
-    if (ci + 2 > d->ocap) { /* coff needs ci + 2 entries, cnrec ci + 1 */
+    if (d->clen + plen > UINT32_MAX) return GSNAP_ENOMEM;
+    if (ci + 2 > d->ocap) { /* coff needs ci + 2 entries, cnrec and cpay ci + 1 */
         size_t nc = d->ocap ? d->ocap * 2 : 64;
         uint32_t *no = realloc(d->coff, nc * sizeof *no), *nr = NULL;
         if (no) d->coff = no;
         if (!no || !(nr = realloc(d->cnrec, nc * sizeof *nr))) return GSNAP_ENOMEM;
         d->cnrec = nr;
+        const unsigned char **np = realloc(d->cpay, nc * sizeof *np);
+        if (!np) return GSNAP_ENOMEM;
+        d->cpay = np;
         d->ocap = nc;
     }
-    memcpy(d->cbytes + d->cbytes_len, pay, plen);
-    d->coff[ci] = (uint32_t)d->cbytes_len;
+    d->cpay[ci] = pay;
+    d->coff[ci] = (uint32_t)d->clen;
     d->cnrec[ci] = nrec;
-    d->cbytes_len += plen;
-    d->coff[ci + 1] = (uint32_t)d->cbytes_len;
+    d->clen += plen;
+    d->coff[ci + 1] = (uint32_t)d->clen;
     return 0;
 }
 
@@ -436,22 +433,20 @@ static int build_dir(gsnap_db *db, MDB_txn *txn, uint64_t run_id, uint8_t dir, f
         memcpy(d->key[d->nc], kp, GSNAP_DATA_KEY);
         rc = index_chunk(d, (uint32_t)d->nc, pay, plen, h.nrec);
         if (rc == 0 && hold &&
-            (d->cbytes_len + plen + (d->nc + 2) * 2 * sizeof(uint32_t) > room || /* over the budget: stop now */
-             hold_chunk(d, d->nc, pay, plen, h.nrec))) {
-            hold = 0; /* no copy: give back what was copied so far */
-            free(d->cbytes);
-            d->cbytes = NULL;
-            d->cbytes_len = d->cbytes_cap = 0;
-        }
+            (d->clen + plen + (d->nc + 2) * 2 * sizeof(uint32_t) > room || /* over the budget: stop now */
+             hold_chunk(d, d->nc, pay, plen, h.nrec)))
+            hold = 0; /* no copy (budget_held frees what was noted) */
         d->nc++;
     }
     mdb_cursor_close(c);
     d->ok = rc == 0 && d->n > 0;
     if (d->ok) bucket(d);
     if (d->ok && hold && d->nc > 0 && d->nc < UINT32_MAX) {
-        d->held = (gsnap_run_held){d->cbytes, d->coff, d->cnrec, (uint32_t)d->nc};
+        d->held = (gsnap_run_held){NULL, d->coff, d->cnrec, (uint32_t)d->nc};
         if (fill_slots(d, room)) memset(&d->held, 0, sizeof d->held); /* no table: no copy either (seeks use both) */
     }
+    free(d->cpay); /* addresses in txn: not to be kept past it */
+    d->cpay = NULL;
     return rc;
 }
 
@@ -500,7 +495,6 @@ static void build(gsnap_db *db, gsnap_read *rd, const gsnap_run *run) {
     for (uint8_t dir = 0; dir < 2; dir++)
         if (db->keep & (dir == GSNAP_DIR_IN ? GSNAP_KEEP_IN : GSNAP_KEEP_OUT) &&
             run->info.nrec_dir[dir] <= GSNAP_FENCE_MAX_RECS) {
-            /* a copy is worth making only if the budget may still take it */
             /* the budget's room now: a copy that outgrows it is dropped as soon
              * as it does (another build may take room meanwhile: budget_held
              * decides) */

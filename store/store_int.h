@@ -457,10 +457,10 @@ typedef struct {
     uint32_t nblocks;
     int loaded;
 } gsnap_bloom_ref;
-/* Start loading the block of `node` (bloom.c): a query prefetches every
- * run's block before probing any, so that the misses overlap. */
 /* The filters' hash of a node (the same for every run: a query hashes its
- * node once), and the probe and prefetch taking it. */
+ * node once), the probe taking it, and the prefetch of its block (a query
+ * prefetches every run's block before probing any, so that the misses
+ * overlap). may_contain hashes the node itself (checks, scans). */
 uint64_t gsnap_bloom__hash(uint64_t node);
 int gsnap_bloom__may_contain_h(const gsnap_bloom_ref *b, uint64_t h);
 void gsnap_bloom__prefetch_h(const gsnap_bloom_ref *b, uint64_t h);

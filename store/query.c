@@ -166,6 +166,7 @@ static int node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir di
     /* fence indexes, Bloom copies, the cache lines of every run at once (fence.c) */
     uint64_t bloom_h = 0;
     if ((rc = gsnap_fence__prefetch(db, rd, node, &bloom_h, (uint8_t)dir, as_of, bad_run))) return rc;
+    gsnap_fence__prefetch_data(rd, node, bloom_h, (uint8_t)dir, as_of);
     for (size_t i = 0; i < rd->nruns; i++) {
         const gsnap_run *run = &rd->runs[i];
         *bad_run = i;

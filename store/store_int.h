@@ -767,6 +767,9 @@ void gsnap_fence__view_take(gsnap_db *db, gsnap_read *rd);
  * a run read at as_of is chunked (the only ones with filters to ask). */
 int gsnap_fence__prefetch(gsnap_db *db, gsnap_read *rd, uint64_t node, uint64_t *bloom_h, uint8_t dir, uint64_t as_of,
                           size_t *bad_run);
+/* the second round, after the first's lines arrived: dense bodies and held
+ * groups of the node (prefetches only) */
+void gsnap_fence__prefetch_data(gsnap_read *rd, uint64_t node, uint64_t bloom_h, uint8_t dir, uint64_t as_of);
 void gsnap_fence__view_end(gsnap_read *rd);
 void gsnap_fence__unref(struct gsnap_fence *f);
 void gsnap_fence__close(gsnap_db *db);

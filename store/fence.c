@@ -51,6 +51,7 @@
  */
 #include "store/store_int.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -168,6 +169,7 @@ struct gsnap_fences {
     struct gsnap_fence **v; /* ascending run id */
     size_t n, cap;
     uint64_t built;         /* indexes built (tests) */
+    struct gsnap_runmask *mask; /* the newest run set's mask, or NULL (one reference) */
 };
 
 /* The region of a copy and its table: from 512 KiB on, mapped in 2 MiB
@@ -262,9 +264,19 @@ static struct gsnap_fences *table(gsnap_db *db, int create) {
     return expect;
 }
 
+static void mask_unref(struct gsnap_runmask *m) {
+    if (!m || __atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+    if (m->cost) __atomic_sub_fetch(m->held_total, (uint64_t)m->cost, __ATOMIC_RELAXED);
+    free(m->bits[0]);
+    free(m->bits[1]);
+    free(m->ids);
+    free(m);
+}
+
 void gsnap_fence__close(gsnap_db *db) {
     struct gsnap_fences *t = db->fences;
     if (!t) return;
+    mask_unref(t->mask);
     for (size_t i = 0; i < t->n; i++) gsnap_fence__unref(t->v[i]);
     free(t->v);
     pthread_mutex_destroy(&t->mu);
@@ -563,10 +575,172 @@ static void prune(gsnap_db *db, const gsnap_read *rd) {
     pthread_mutex_unlock(&t->mu);
 }
 
+/* ---- Run masks ----------------------------------------------------------
+ *
+ * A query of a node asks every chunked run of its view whether it holds the
+ * node: a Bloom block and, where it may, a node table slot, each a cache
+ * line of its own, k lines for k runs. On a store that keeps ingesting
+ * there are 2-7 such runs, and on a store just written by a commit most of
+ * these lines miss. The run mask answers for all of them with one read:
+ * one 16-bit word per node id, bit j set when the view's j-th chunked run
+ * holds the node (struct gsnap_runmask, store_int.h).
+ *
+ * It is made from the held copies' node tables (each lists every node of
+ * its run's direction, from verified bytes), so a clear bit is exact and a
+ * run it clears is skipped; a set bit is a run that holds the node. It is
+ * made only when every chunked run of the view has such a table in each
+ * kept direction it has records in, for at most GSNAP_RUNMASK_MAX runs and
+ * node ids below a range that fits the handle's budget (it counts against
+ * it like the copies); otherwise there is none and queries ask the Bloom
+ * filters as before.
+ *
+ * Runs never change and their ids are never reused, so a mask made for a
+ * list of run ids is right for as long as those runs are read. The table
+ * keeps the newest one; a view takes a reference at its first query when
+ * its chunked runs are exactly the mask's, and keeps it until it ends. A
+ * commit that only adds runs extends the last mask (a copy of its words,
+ * then the new runs' bits: O(range + the new runs' nodes)); a merge
+ * rebuilds it from the tables. */
+uint64_t gsnap_fence__masks_built, gsnap_fence__masks_extended, gsnap_fence__masks_taken;
+int gsnap_fence__mask_off;
+
+/* Set bit j in bits[0..range) for every node of d's node table. */
+static void mask_add(uint16_t *bits, uint64_t range, const fence_dir *d, unsigned j) {
+    uint16_t b = (uint16_t)(1u << j);
+    if (d->direct) {
+        for (uint64_t x = 0; x < d->dn; x++)
+            if (d->direct[x].chunk1) {
+                uint64_t node = d->dlo + x;
+                assert(node < range); /* range covers hi_node */
+                if (node < range) bits[node] |= b;
+            }
+        return;
+    }
+    for (uint64_t x = 0; x <= d->smask; x++)
+        if (d->slots[x].chunk1) {
+            uint64_t node = d->slots[x].node;
+            assert(node < range);
+            if (node < range) bits[node] |= b;
+        }
+}
+
+/* A node table of f's direction dir that mask_add can read, or NULL. */
+static const fence_dir *mask_source(const struct gsnap_fence *f, uint8_t dir) {
+    if (!f) return NULL;
+    const fence_dir *d = &f->d[dir];
+    return d->ok && d->held.bytes && (d->slots || d->direct) ? d : NULL;
+}
+
+/* Make the mask of the view's chunked runs (their indexes just built) and
+ * make it the table's, unless it is that already or cannot be made. */
+static void mask_build(gsnap_db *db, gsnap_read *rd) {
+    struct gsnap_fences *t = table(db, 0);
+    if (!t) return;
+    size_t k = 0;
+    uint64_t ids[GSNAP_RUNMASK_MAX];
+    const gsnap_run *runs[GSNAP_RUNMASK_MAX];
+    for (size_t i = 0; i < rd->nruns; i++) {
+        if (rd->runs[i].info.flags & GSNAP_RUN_DENSE) continue;
+        if (k == GSNAP_RUNMASK_MAX) return;
+        runs[k] = &rd->runs[i];
+        ids[k++] = rd->runs[i].id;
+    }
+    if (k == 0) return;
+    struct gsnap_fence *fs[GSNAP_RUNMASK_MAX] = {0};
+    pthread_mutex_lock(&t->mu);
+    struct gsnap_runmask *old = t->mask;
+    if (old && old->k == k && !memcmp(old->ids, ids, k * sizeof *ids)) {
+        pthread_mutex_unlock(&t->mu);
+        return; /* up to date */
+    }
+    for (size_t j = 0; j < k; j++) {
+        size_t x = find(t, ids[j]);
+        if (x < t->n && t->v[x]->run_id == ids[j]) {
+            fs[j] = t->v[x];
+            __atomic_add_fetch(&fs[j]->refs, 1, __ATOMIC_RELAXED);
+        }
+    }
+    if (old) __atomic_add_fetch(&old->refs, 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&t->mu);
+
+    struct gsnap_runmask *m = NULL;
+    uint64_t range[2] = {0, 0}, groups = 0;
+    int ok = 1;
+    for (uint8_t dir = 0; dir < 2 && ok; dir++) {
+        if (!(db->keep & (dir == GSNAP_DIR_IN ? GSNAP_KEEP_IN : GSNAP_KEEP_OUT))) continue;
+        for (size_t j = 0; j < k && ok; j++) {
+            if (runs[j]->info.nrec_dir[dir] == 0) continue; /* holds nothing in dir: no bits */
+            const fence_dir *d = mask_source(fs[j], dir);
+            if (!d || d->hi_node == UINT64_MAX) ok = 0;
+            else {
+                if (d->hi_node + 1 > range[dir]) range[dir] = d->hi_node + 1;
+                groups += d->groups;
+            }
+        }
+    }
+    /* old's words are reused when its runs are the first of this view's */
+    size_t from = 0;
+    if (old && old->k < k && !memcmp(old->ids, ids, old->k * sizeof *ids)) from = old->k;
+    for (int dir = 0; dir < 2 && from; dir++)
+        if (old->bits[dir] && old->range[dir] > range[dir]) range[dir] = old->range[dir];
+    size_t cost = (size_t)(range[0] + range[1]) * sizeof(uint16_t) + k * sizeof(uint64_t);
+    uint64_t held = __atomic_load_n(&db->fence_held, __ATOMIC_RELAXED);
+    /* a sparse id space (range far above the nodes) would make a large,
+     * mostly empty mask: not made */
+    if (ok && (range[0] + range[1] > 16 * groups + 65536 || held + cost > db->fence_budget)) ok = 0;
+    if (ok && (m = calloc(1, sizeof *m)) && (m->ids = malloc(k * sizeof *ids))) {
+        m->refs = 1;
+        m->held_total = &db->fence_held;
+        m->k = k;
+        memcpy(m->ids, ids, k * sizeof *ids);
+        for (uint8_t dir = 0; dir < 2 && ok; dir++) {
+            if (!(db->keep & (dir == GSNAP_DIR_IN ? GSNAP_KEEP_IN : GSNAP_KEEP_OUT))) continue;
+            m->range[dir] = range[dir];
+            if (!(m->bits[dir] = calloc(range[dir] ? range[dir] : 1, sizeof(uint16_t)))) {
+                ok = 0;
+                break;
+            }
+            if (from && old->bits[dir])
+                memcpy(m->bits[dir], old->bits[dir], (size_t)old->range[dir] * sizeof(uint16_t));
+            for (size_t j = from; j < k; j++)
+                if (runs[j]->info.nrec_dir[dir]) mask_add(m->bits[dir], range[dir], mask_source(fs[j], dir), (unsigned)j);
+        }
+    } else {
+        ok = 0;
+    }
+    if (ok) { /* count it against the budget, as a copy */
+        uint64_t cur = __atomic_load_n(&db->fence_held, __ATOMIC_RELAXED);
+        do {
+            if (cur + cost > db->fence_budget) ok = 0;
+        } while (ok && !__atomic_compare_exchange_n(&db->fence_held, &cur, cur + cost, 0, __ATOMIC_RELAXED,
+                                                    __ATOMIC_RELAXED));
+        if (ok) m->cost = cost;
+    }
+    struct gsnap_runmask *drop = NULL;
+    if (ok) {
+        pthread_mutex_lock(&t->mu);
+        if (t->mask == old) { /* no other thread published meanwhile */
+            drop = t->mask;
+            t->mask = m;
+            m = NULL;
+            __atomic_add_fetch(from ? &gsnap_fence__masks_extended : &gsnap_fence__masks_built, 1, __ATOMIC_RELAXED);
+        }
+        pthread_mutex_unlock(&t->mu);
+    }
+    if (m) { /* not published */
+        m->refs = 1;
+        mask_unref(m);
+    }
+    mask_unref(drop);
+    mask_unref(old);
+    for (size_t j = 0; j < k; j++) gsnap_fence__unref(fs[j]);
+}
+
 void gsnap_fence__warm(gsnap_db *db, gsnap_read *rd) {
     for (size_t i = 0; i < rd->nruns; i++)
         if (!(rd->runs[i].info.flags & GSNAP_RUN_DENSE) && rd->runs[i].info.nrec > 0) build(db, rd, &rd->runs[i]);
     prune(db, rd);
+    mask_build(db, rd);
 }
 
 /* Take references to the table's indexes of the view's runs that have none
@@ -578,6 +752,21 @@ static void take_refs(gsnap_db *db, gsnap_read *rd) {
     if (!t || rd->nruns == 0) return;
     if (!rd->fence && !(rd->fence = calloc(rd->nruns, sizeof *rd->fence))) return;
     pthread_mutex_lock(&t->mu);
+    struct gsnap_runmask *m = t->mask;
+    if (m && !rd->mask && !__atomic_load_n(&gsnap_fence__mask_off, __ATOMIC_RELAXED)) {
+        /* the view's chunked runs must be exactly the mask's */
+        size_t j = 0;
+        for (size_t i = 0; i < rd->nruns && m; i++) {
+            if (rd->runs[i].info.flags & GSNAP_RUN_DENSE) continue;
+            if (j == m->k || m->ids[j] != rd->runs[i].id) m = NULL;
+            else j++;
+        }
+        if (m && j == m->k) {
+            __atomic_add_fetch(&m->refs, 1, __ATOMIC_RELAXED);
+            __atomic_add_fetch(&gsnap_fence__masks_taken, 1, __ATOMIC_RELAXED);
+            rd->mask = m;
+        }
+    }
     for (size_t i = 0; i < rd->nruns; i++) {
         if (rd->fence[i]) continue;
         size_t j = find(t, rd->runs[i].id);
@@ -602,6 +791,8 @@ void gsnap_fence__view_take(gsnap_db *db, gsnap_read *rd) {
 }
 
 void gsnap_fence__view_end(gsnap_read *rd) {
+    mask_unref(rd->mask);
+    rd->mask = NULL;
     if (!rd->fence) return;
     for (size_t i = 0; i < rd->nruns; i++) gsnap_fence__unref(rd->fence[i]);
     free(rd->fence);
@@ -703,10 +894,13 @@ int gsnap_fence__prefetch(gsnap_db *db, gsnap_read *rd, uint64_t node, uint64_t 
                           size_t *bad_run) {
     gsnap_fence__view_take(db, rd);
     int hashed = 0;
+    const struct gsnap_runmask *m = rd->mask && rd->mask->bits[dir & 1] ? rd->mask : NULL;
+    if (m && node < m->range[dir & 1]) __builtin_prefetch(&m->bits[dir & 1][node]);
     for (size_t i = 0; i < rd->nruns; i++) {
         const gsnap_run *run = &rd->runs[i];
         if (run->info.min_ver > as_of) continue;
         if (!(run->info.flags & GSNAP_RUN_DENSE)) {
+            if (m) continue; /* the mask's line says which runs to read */
             if (!hashed) { /* only a view with chunked runs needs the filters' hash */
                 *bloom_h = gsnap_bloom__hash(node);
                 hashed = 1;
@@ -734,8 +928,11 @@ int gsnap_fence__prefetch(gsnap_db *db, gsnap_read *rd, uint64_t node, uint64_t 
  * Reads only what the view already holds (loaded values, held copies);
  * nothing is verified here because nothing is decoded. */
 void gsnap_fence__prefetch_data(gsnap_read *rd, uint64_t node, uint64_t bloom_h, uint8_t dir, uint64_t as_of) {
+    unsigned mbits = 0, mj = 0;
+    int masked = gsnap_fence__mask_bits(rd, dir, node, &mbits);
     for (size_t i = 0; i < rd->nruns; i++) {
         const gsnap_run *run = &rd->runs[i];
+        unsigned bit = run->info.flags & GSNAP_RUN_DENSE ? 0 : mj++;
         if (run->info.min_ver > as_of) continue;
         if (run->info.flags & GSNAP_RUN_DENSE) {
             const gsnap_dense_ref *d = &rd->denses[i * 2 + dir];
@@ -745,8 +942,12 @@ void gsnap_fence__prefetch_data(gsnap_read *rd, uint64_t node, uint64_t bloom_h,
             if (e > b) __builtin_prefetch(d->recs + b);
             continue;
         }
-        const gsnap_bloom_ref *bl = &rd->blooms[i * 2 + dir];
-        if (!bl->loaded || !gsnap_bloom__may_contain_h(bl, bloom_h)) continue;
+        if (masked) {
+            if (!(mbits >> bit & 1)) continue;
+        } else {
+            const gsnap_bloom_ref *bl = &rd->blooms[i * 2 + dir];
+            if (!bl->loaded || !gsnap_bloom__may_contain_h(bl, bloom_h)) continue;
+        }
         const struct gsnap_fence *f = rd->fence ? rd->fence[i] : NULL;
         if (!f || !f->d[dir & 1].ok) continue;
         const fence_dir *d = &f->d[dir & 1];

@@ -167,8 +167,13 @@ static int node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir di
     uint64_t bloom_h = 0;
     if ((rc = gsnap_fence__prefetch(db, rd, node, &bloom_h, (uint8_t)dir, as_of, bad_run))) return rc;
     gsnap_fence__prefetch_data(rd, node, bloom_h, (uint8_t)dir, as_of);
+    /* with the view's run mask, bit j says whether the j-th chunked run holds
+     * the node at all (exact when clear): no Bloom filter is asked */
+    unsigned mbits = 0, mj = 0;
+    int masked = gsnap_fence__mask_bits(rd, (uint8_t)dir, node, &mbits);
     for (size_t i = 0; i < rd->nruns; i++) {
         const gsnap_run *run = &rd->runs[i];
+        unsigned bit = run->info.flags & GSNAP_RUN_DENSE ? 0 : mj++;
         *bad_run = i;
         if (run->info.min_ver > as_of) continue;
         /* ids of a run that needs no filter: t and vop are not decoded */
@@ -192,9 +197,13 @@ static int node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir di
             if (cnt > before) rd->seg[runs_hit++] = before;
             continue;
         }
-        gsnap_bloom_ref *bl = &rd->blooms[i * 2 + (unsigned)dir];
-        if (!bl->loaded && (rc = gsnap_bloom__load(db, rd->txn, run->id, (uint8_t)dir, bl))) return rc;
-        if (!gsnap_bloom__may_contain_h(bl, bloom_h)) continue;
+        if (masked) {
+            if (!(mbits >> bit & 1)) continue;
+        } else {
+            gsnap_bloom_ref *bl = &rd->blooms[i * 2 + (unsigned)dir];
+            if (!bl->loaded && (rc = gsnap_bloom__load(db, rd->txn, run->id, (uint8_t)dir, bl))) return rc;
+            if (!gsnap_bloom__may_contain_h(bl, bloom_h)) continue;
+        }
         gsnap_run_reader rr = {0};
         if ((rc = gsnap_fence__seek(db, rd, i, (uint8_t)dir, node, &rr, 2))) return rc;
         if (fast && (rc = gsnap_store__chunk_ids(db, rd, &rr, node, &cnt))) return rc;

@@ -488,6 +488,7 @@ struct gsnap_read {
     size_t ids_cap, ids_tmp_cap;
     struct gsnap_fence **fence; /* [run index]: its fence index or NULL (fence.c) */
     int fence_taken;            /* fence[] looked up (at the view's first query) */
+    struct gsnap_runmask *mask; /* which chunked runs hold a node, or NULL (fence.c) */
 };
 
 /* vlog.c: the per-version log (gs.vlog), written in the commit txn */
@@ -777,6 +778,36 @@ uint64_t gsnap_fence__built(gsnap_db *db);
 uint64_t gsnap_fence__held_bytes(gsnap_db *db); /* bytes of chunk copies held now */
 extern uint64_t gsnap_fence__huge_regions;      /* regions mapped in 2 MiB units so far (tests) */
 int gsnap_fence__has(gsnap_db *db, uint64_t run_id);
+
+/* The run mask of a view (fence.c "Run masks"): for each node id below
+ * range[dir], bit j of bits[dir][node] is set when the view's j-th chunked
+ * run (in view order, dense runs not counted) holds records of the node in
+ * that direction; a clear bit means it holds none, so a query skips that run
+ * without asking its Bloom filter or node table. Exact where it says no
+ * (made from the held copies' node tables, which list every node of a run);
+ * a node at or above range is in none of them. Immutable once published,
+ * shared by the views whose chunked runs are exactly ids[0..k). */
+#define GSNAP_RUNMASK_MAX 16
+struct gsnap_runmask {
+    int refs;             /* atomic: the table's and the views' */
+    uint64_t *held_total; /* db->fence_held, which counts cost */
+    size_t cost;
+    size_t k;             /* chunked runs covered */
+    uint64_t *ids;        /* their run ids, in view order */
+    uint64_t range[2];
+    uint16_t *bits[2];    /* NULL: direction not kept */
+};
+/* 1 and *bits = the node's mask when the view has a run mask, else 0. */
+static inline int gsnap_fence__mask_bits(const gsnap_read *rd, uint8_t dir, uint64_t node, unsigned *bits) {
+    const struct gsnap_runmask *m = rd->mask;
+    if (!m || !m->bits[dir & 1]) return 0;
+    *bits = node < m->range[dir & 1] ? m->bits[dir & 1][node] : 0;
+    return 1;
+}
+/* tests: masks published (built whole / extended from the last one) and
+ * taken by views (atomic); gsnap_fence__mask_off = 1: views take none */
+extern uint64_t gsnap_fence__masks_built, gsnap_fence__masks_extended, gsnap_fence__masks_taken;
+extern int gsnap_fence__mask_off;
 
 /* Merge runs `ids` (their catalog entries in `infos`) into a new run at
  * `level`, delete the inputs; in write txn. */

@@ -176,6 +176,91 @@ static void run(int sparse) {
     free(dir);
 }
 
+/* Run masks (fence.c): after every commit of a querying process the
+ * answers through a view with the mask equal those through a view without
+ * it (the Bloom filters asked), for absent nodes, hubs and deletes, as the
+ * runs are appended (the mask extended) and merged (made whole again); a
+ * view keeps its mask after later commits; sparse ids make no mask. */
+static void masks(int sparse) {
+    g_sparse = sparse;
+    char *dir = test_tmpdir("fmask");
+    uint64_t rng = 31 + (uint64_t)sparse;
+    int nb = test_small() ? 12 : 24, per = test_small() ? 1500 : 3000;
+    gsnap_db *db;
+    gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
+    OK(gsnap_db_open(dir, &o, &db));
+    uint64_t deg;
+    OK(gsnap_degree(db, NULL, id(0), GSNAP_DIR_IN, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, &deg));
+    uint64_t built0 = gsnap_fence__masks_built, ext0 = gsnap_fence__masks_extended;
+    query qs[NQ], qkept[NQ];
+    int with = 0, max_chunked = 0;
+    gsnap_read *kept = NULL;
+    gsnap_nbr *a_kept = NULL;
+    size_t n_kept = 0;
+    for (int b = 0; b < nb; b++) {
+        batch(db, &rng, per, (int64_t)b * 3000);
+        uint64_t V = 0;
+        OK(gsnap_db_version(db, &V));
+        for (int i = 0; i < NQ; i++) /* nodes 0..NODES+20: some never seen */
+            qs[i] = (query){id(i < 30 ? (uint64_t)i % 3 : test_rand(&rng) % (NODES + 20)), (int)(test_rand(&rng) % 2),
+                            i % 3 == 0 ? GSNAP_TIME_MAX : (int64_t)(test_rand(&rng) % ((uint64_t)b * 3000 + 5000)),
+                            i % 4 == 0 ? GSNAP_VERSION_LATEST : 1 + test_rand(&rng) % V};
+        gsnap_read *rm, *rp;
+        size_t nm, np;
+        OK(gsnap_read_begin(db, &rm));
+        gsnap_nbr *am = answers(db, rm, qs, NQ, &nm);
+        int chunked = 0;
+        for (size_t i = 0; i < rm->nruns; i++) chunked += !(rm->runs[i].info.flags & GSNAP_RUN_DENSE);
+        if (chunked > max_chunked) max_chunked = chunked;
+        if (sparse) CHECK_MSG(!rm->mask, "commit %d: a mask over sparse ids", b);
+        else if (chunked) CHECK_MSG(rm->mask && rm->mask->k == (size_t)chunked, "commit %d: no mask over %d chunked runs", b, chunked);
+        with += rm->mask != NULL;
+        __atomic_store_n(&gsnap_fence__mask_off, 1, __ATOMIC_RELAXED);
+        OK(gsnap_read_begin(db, &rp));
+        gsnap_nbr *ap = answers(db, rp, qs, NQ, &np);
+        CHECK(!rp->mask);
+        __atomic_store_n(&gsnap_fence__mask_off, 0, __ATOMIC_RELAXED);
+        CHECK_MSG(same(am, nm, ap, np), "sparse %d commit %d: answers through the run mask differ from the Bloom filters'",
+                  sparse, b);
+        gsnap_read_end(rp);
+        free(ap);
+        if (b == nb / 3 && rm->mask) { /* a view that keeps its mask while later commits replace it */
+            kept = rm;
+            a_kept = am;
+            n_kept = nm;
+            memcpy(qkept, qs, sizeof qs);
+            continue;
+        }
+        gsnap_read_end(rm);
+        free(am);
+    }
+    if (!sparse) {
+        CHECK(with > 0 && max_chunked >= 3);
+        CHECK_MSG(gsnap_fence__masks_built > built0 && gsnap_fence__masks_extended > ext0,
+                  "masks made whole %llu, extended %llu: both ways must have run",
+                  (unsigned long long)(gsnap_fence__masks_built - built0),
+                  (unsigned long long)(gsnap_fence__masks_extended - ext0));
+        CHECK(kept != NULL);
+    }
+    if (kept) {
+        size_t n2;
+        gsnap_nbr *a2 = answers(db, kept, qkept, NQ, &n2);
+        CHECK_MSG(same(a_kept, n_kept, a2, n2), "a view's answers through its mask changed after later commits");
+        free(a2);
+        gsnap_read *fresh;
+        OK(gsnap_read_begin(db, &fresh));
+        size_t n3;
+        free(answers(db, fresh, qkept, 1, &n3)); /* its first query takes the newest mask */
+        CHECK(fresh->mask && fresh->mask != kept->mask);
+        gsnap_read_end(fresh);
+        gsnap_read_end(kept);
+        free(a_kept);
+    }
+    gsnap_db_close(db);
+    test_rmdir(dir);
+    free(dir);
+}
+
 struct reader { gsnap_db *db; int stop; int bad; long views; };
 
 static void *reader_main(void *arg) {
@@ -390,5 +475,7 @@ int main(void) {
     concurrent();
     run(0);
     run(1);
+    masks(0);
+    masks(1);
     TEST_DONE();
 }

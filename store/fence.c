@@ -737,9 +737,11 @@ static void mask_build(gsnap_db *db, gsnap_read *rd) {
 }
 
 void gsnap_fence__warm(gsnap_db *db, gsnap_read *rd) {
+    /* the runs merged away first: their copies' budget (once no view holds
+     * them) is then free for the merge's output, which is built next */
+    prune(db, rd);
     for (size_t i = 0; i < rd->nruns; i++)
         if (!(rd->runs[i].info.flags & GSNAP_RUN_DENSE) && rd->runs[i].info.nrec > 0) build(db, rd, &rd->runs[i]);
-    prune(db, rd);
     mask_build(db, rd);
 }
 
@@ -873,6 +875,16 @@ uint64_t gsnap_fence__built(gsnap_db *db) {
 
 uint64_t gsnap_fence__held_bytes(gsnap_db *db) {
     return __atomic_load_n(&db->fence_held, __ATOMIC_RELAXED);
+}
+
+int gsnap_fence__held_run(gsnap_db *db, uint64_t run_id) {
+    struct gsnap_fences *t = table(db, 0);
+    if (!t) return 0;
+    pthread_mutex_lock(&t->mu);
+    size_t i = find(t, run_id);
+    int held = i < t->n && t->v[i]->run_id == run_id && (t->v[i]->d[0].held.bytes || t->v[i]->d[1].held.bytes);
+    pthread_mutex_unlock(&t->mu);
+    return held;
 }
 
 int gsnap_fence__has(gsnap_db *db, uint64_t run_id) {

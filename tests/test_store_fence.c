@@ -261,6 +261,51 @@ static void masks(int sparse) {
     free(dir);
 }
 
+/* A merge's output gets its copy when the budget has room for it once the
+ * merged-away inputs' copies are given back: the index table drops the
+ * inputs before it builds the output's index (it used to build first, so
+ * with a budget that held the inputs the output found no room and was
+ * sought through the map, its view without a run mask, until it was
+ * merged away in turn). */
+static void merge_output_held(void) {
+    g_sparse = 0;
+    char *dir = test_tmpdir("fence-mout");
+    gsnap_db *db;
+    gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
+    o.sync = GSNAP_SYNC_NONE;
+    o.read_cache_bytes = 300000;
+    OK(gsnap_db_open(dir, &o, &db));
+    uint64_t deg, x = 1, seen = 0;
+    OK(gsnap_degree(db, NULL, 0, GSNAP_DIR_IN, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, &deg));
+    int outputs = 0;
+    for (int b = 0; b < 40; b++) {
+        gsnap_batch *bt;
+        OK(gsnap_batch_begin(db, &bt));
+        for (int i = 0; i < 3000; i++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            OK(gsnap_batch_add(bt, (x >> 33) % 2000, (x >> 13) % 2000, (int64_t)b * 3000 + i));
+        }
+        OK(gsnap_batch_commit(bt, NULL));
+        gsnap_read *rd;
+        OK(gsnap_read_begin(db, &rd));
+        for (size_t i = 0; i < rd->nruns; i++) {
+            const gsnap_run *r = &rd->runs[i];
+            if (r->id <= seen || (r->info.flags & GSNAP_RUN_DENSE) || r->info.level == 0) continue;
+            outputs++; /* a delta merge's output, new at this commit */
+            CHECK_MSG(gsnap_fence__held_run(db, r->id), "commit %d: merged run %llu (%llu records) has no copy, "
+                      "%llu bytes held of 300000", b, (unsigned long long)r->id, (unsigned long long)r->info.nrec,
+                      (unsigned long long)gsnap_fence__held_bytes(db));
+        }
+        for (size_t i = 0; i < rd->nruns; i++) if (rd->runs[i].id > seen) seen = rd->runs[i].id;
+        gsnap_read_end(rd);
+        CHECK(gsnap_fence__held_bytes(db) <= 300000);
+    }
+    CHECK(outputs > 0);
+    gsnap_db_close(db);
+    test_rmdir(dir);
+    free(dir);
+}
+
 struct reader { gsnap_db *db; int stop; int bad; long views; };
 
 static void *reader_main(void *arg) {
@@ -477,5 +522,6 @@ int main(void) {
     run(1);
     masks(0);
     masks(1);
+    merge_output_held();
     TEST_DONE();
 }

@@ -112,7 +112,7 @@ typedef enum { GSNAP_DIR_IN = 0, GSNAP_DIR_OUT = 1 } gsnap_dir;
  *  OS crash; for bulk loads and tests). */
 typedef enum { GSNAP_SYNC_FULL = 0, GSNAP_SYNC_NONE = 1 } gsnap_sync_mode;
 
-#define GSNAP_DB_OPTIONS_VERSION 3 /* 2 added no_lock, 3 read_cache_bytes; versions 1-2 are still accepted */
+#define GSNAP_DB_OPTIONS_VERSION 4 /* 2 added no_lock, 3 read_cache_bytes, 4 merge_fanout; versions 1-3 are still accepted */
 typedef struct {
     unsigned version;         /* GSNAP_DB_OPTIONS_VERSION */
     unsigned keep;            /* GSNAP_KEEP_*; used when creating, ignored on open */
@@ -142,8 +142,19 @@ typedef struct {
                                  are indexed while the budget lasts; freed when
                                  merges remove the runs (and the last view
                                  reading them ends). */
+    /* version 4 */
+    unsigned merge_fanout;    /* delta runs of one level that merge into one run
+                                 of the next, in this handle's commits; 0 = 4,
+                                 else 2..32 (GSNAP_EINVAL otherwise). Larger:
+                                 each record is rewritten fewer times (faster
+                                 ingest: R-MAT-20 CLI 1.8-1.9 -> 2.1-2.2 M
+                                 edges/s at 8), and queries and scans read more
+                                 runs (answers of many neighbours 10-27 %
+                                 slower at 8; docs/benchmarks.md). Only the
+                                 policy of this handle's merges: the files are
+                                 the same, any handle reads any layout. */
 } gsnap_db_options;
-#define GSNAP_DB_OPTIONS_INIT {GSNAP_DB_OPTIONS_VERSION, GSNAP_KEEP_BOTH, GSNAP_SYNC_FULL, 0, 0, 0, 1, 0, 0}
+#define GSNAP_DB_OPTIONS_INIT {GSNAP_DB_OPTIONS_VERSION, GSNAP_KEEP_BOTH, GSNAP_SYNC_FULL, 0, 0, 0, 1, 0, 0, 0}
 
 /**
  * Open (and, with opts->create, create) the database in directory `path`.
@@ -317,7 +328,7 @@ size_t gsnap_batch_size(const gsnap_batch *b);
  * damaged and merge around it; the commit itself still succeeds.
  * GSNAP_ESTATE when the batch failed earlier or its database was closed
  * (gsnap_db_close aborted it; the handle is released here).
- * Complexity: O(n log n) for n events, plus amortised O(log_4(batches)) merge
+ * Complexity: O(n log n) for n events, plus amortised O(log_F(batches)) merge
  * work per event.
  */
 int gsnap_batch_commit(gsnap_batch *b, uint64_t *version);

@@ -6,8 +6,9 @@
  * random leaf-page write per edge, and LMDB copies every touched page on
  * commit. Sorting the batch in memory (LSD radix sort, stable) and appending
  * it as one run writes each page once, sequentially. Runs are merged in
- * levels of GSNAP_MERGE_FANOUT (size-tiered), so queries look at
- * O(log_4(batches)) runs and every event is rewritten O(log_4(batches)) times.
+ * levels of F = gsnap_db_options.merge_fanout (size-tiered, default 4), so
+ * queries look at O(F log_F(batches)) runs and every event is rewritten
+ * O(log_F(batches)) times.
  */
 #include "store/store_int.h"
 #include <assert.h>

@@ -177,7 +177,8 @@ static int compact_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
     /* Base and deltas: the base holds the oldest versions (dense when ids
      * are compact). Deltas merge into it once they hold 1/GSNAP_BASE_RATIO of
      * its records (so every record is rewritten O(log) times, geometric);
-     * otherwise deltas merge among themselves in tiers of MERGE_FANOUT. */
+     * otherwise deltas merge among themselves in tiers of db->merge_fanout
+     * (gsnap_db_options.merge_fanout, default GSNAP_MERGE_FANOUT). */
     uint64_t delta_recs = 0, base_recs = 0;
     size_t nbase = 0;
     /* Damaged runs stay where they are; the others merge around them. */
@@ -199,13 +200,13 @@ static int compact_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
         for (size_t i = 0; i < n; i++) pick[np++] = runs[i];
         level = GSNAP_LEVEL_BASE;
     } else if (!c->all) {
-        /* The lowest level holding GSNAP_MERGE_FANOUT or more runs. */
+        /* The lowest level holding db->merge_fanout or more runs. */
         uint32_t best = UINT32_MAX;
         for (size_t i = 0; i < n; i++) {
             if (runs[i].info.level == GSNAP_LEVEL_BASE) continue;
             size_t cnt = 0;
             for (size_t j = 0; j < n; j++) cnt += runs[j].info.level == runs[i].info.level;
-            if (cnt >= GSNAP_MERGE_FANOUT && runs[i].info.level < best) best = runs[i].info.level;
+            if (cnt >= db->merge_fanout && runs[i].info.level < best) best = runs[i].info.level;
         }
         if (best != UINT32_MAX) {
             for (size_t i = 0; i < n; i++)

@@ -170,6 +170,7 @@ static gsnap_db *alloc_db(const char *path, const gsnap_db_options *opts, const 
     if (db->dir_fd >= 0) flock(db->dir_fd, LOCK_SH);
     db->path = strdup(path);
     db->read_only = opts->read_only;
+    db->merge_fanout = opts->merge_fanout ? opts->merge_fanout : GSNAP_MERGE_FANOUT;
     db->fence_budget = opts->read_cache_bytes < 0 ? 0
                        : opts->read_cache_bytes == 0 ? GSNAP_FENCE_HELD_BYTES : (uint64_t)opts->read_cache_bytes;
     db->sync = opts->sync;
@@ -269,6 +270,7 @@ int gsnap_db_open(const char *path, const gsnap_db_options *opts_in, gsnap_db **
         /* Older callers pass the struct without the fields added since. */
         if (opts_in->version == 1) memcpy(&o, opts_in, offsetof(gsnap_db_options, no_lock));
         else if (opts_in->version == 2) memcpy(&o, opts_in, offsetof(gsnap_db_options, read_cache_bytes));
+        else if (opts_in->version == 3) memcpy(&o, opts_in, offsetof(gsnap_db_options, merge_fanout));
         else if (opts_in->version == GSNAP_DB_OPTIONS_VERSION) o = *opts_in;
         else
             return gsnap_err_open(GSNAP_EINVAL, "gsnap_db_open: options version %u, expected 1..%u",
@@ -278,6 +280,9 @@ int gsnap_db_open(const char *path, const gsnap_db_options *opts_in, gsnap_db **
         return gsnap_err_open(GSNAP_EINVAL, "gsnap_db_open: keep must be GSNAP_KEEP_IN, _OUT or _BOTH");
     if (opts->no_lock && !opts->read_only)
         return gsnap_err_open(GSNAP_EINVAL, "gsnap_db_open: no_lock needs read_only");
+    if (opts->merge_fanout == 1 || opts->merge_fanout > GSNAP_MERGE_FANOUT_MAX)
+        return gsnap_err_open(GSNAP_EINVAL, "gsnap_db_open: merge_fanout %u: must be 0 (the default, %u) or 2..%u",
+                              opts->merge_fanout, GSNAP_MERGE_FANOUT, GSNAP_MERGE_FANOUT_MAX);
     size_t map = opts->map_size ? opts->map_size : (size_t)64 << 20;
     if ((rc = gsnap_store__map_limit(map, msg, sizeof msg))) return gsnap_err_open(rc, "%s: %s", path, msg);
     if ((rc = check_dir(path, opts, &os))) goto fail;

@@ -440,6 +440,14 @@ int main(void)
         CHECK_MSG(rc == 0 && strcmp(out_buf, "200\t6\t2\n") == 0, "out: '%s'", out_buf);
         rc = run("-d", db, "neighbors", "200", "--version", "3", NULL);
         CHECK_MSG(rc == 2 && out_buf[0] == '\0', "--version 3: rc %d", rc);
+        /* --merge-fanout: out of range is a usage error that names it, and
+         * nothing is committed; in range the ingest goes on as usual */
+        rc = run("-d", db, "ingest", "--merge-fanout", "1", file, NULL);
+        CHECK_MSG(rc == 2 && strstr(err_buf, "--merge-fanout") && strstr(err_buf, "[2, 32]"),
+                  "--merge-fanout 1: rc %d %s", rc, err_buf);
+        rc = run("-d", db, "ingest", "--merge-fanout", "8", "--skip-bad", "--json", file, NULL);
+        CHECK_MSG(rc == 0 && json_ok(out_buf) && json_u64(out_buf, "events") == 8, "--merge-fanout 8: rc %d %s %s",
+                  rc, out_buf, err_buf);
         /* --dry-run: no database needed, nothing written */
         rc = run("ingest", "--dry-run", "--skip-bad", "--json", file, NULL);
         CHECK_MSG(rc == 0 && json_ok(out_buf) && json_u64(out_buf, "events") == 8 &&

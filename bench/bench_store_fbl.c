@@ -7,7 +7,7 @@
  *   bench_store_fbl --input FILE [--format bin|tsv] [--batch 100000]
  *                   [--queries 50] [--fanouts 10,10]... [--seeds 1024]
  *                   [--batches 40] [--seconds 10] [--compact] [--out FILE]
- *                   [--lat FILE]
+ *                   [--lat FILE] [--merge-fanout F]
  *
  * graphsnap: both directions, GSNAP_SYNC_FULL, one commit per --batch edges;
  * after every commit --queries in-neighbour queries (v uniform over the
@@ -129,6 +129,7 @@ static uint64_t fbl_batch(src_t *s, uint32_t *mark, uint32_t *stamp, const uint6
 typedef struct {
     const char *input, *fmt, *out, *lat;
     size_t batch, queries, nseeds;
+    unsigned fanout; /* --merge-fanout: gsnap_db_options.merge_fanout of the ingest (0: default) */
     unsigned batches;
     double seconds;
     int compact, nfans;
@@ -293,6 +294,7 @@ static void parse(int argc, char **argv, opts_t *o) {
         else if (!strcmp(a, "--format")) o->fmt = v;
         else if (!strcmp(a, "--out")) o->out = v;
         else if (!strcmp(a, "--lat")) o->lat = v;
+        else if (!strcmp(a, "--merge-fanout")) o->fanout = (unsigned)strtoul(v, NULL, 10);
         else if (!strcmp(a, "--batch")) o->batch = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--queries")) o->queries = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--seeds")) o->nseeds = strtoull(v, NULL, 10);
@@ -344,6 +346,7 @@ static double ingest_phase(const char *gdir, const edge *e, size_t m, uint64_t n
     gsnap_nbr *cb = xmalloc((m + 1) * sizeof *cb);
     size_t *cnts = xmalloc((nq + 1) * sizeof *cnts);
     gsnap_db_options dopt = GSNAP_DB_OPTIONS_INIT;
+    dopt.merge_fanout = o->fanout;
     gsnap_db *db;
     gchk(gsnap_db_open(gdir, &dopt, &db), "open");
     size_t nlat;

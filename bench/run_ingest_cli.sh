@@ -5,6 +5,7 @@
 #
 #   sh bench/run_ingest_cli.sh                            # this build only
 #   OLD=/tmp/ingest2/base/build sh bench/run_ingest_cli.sh   # and an older build, A/B
+#   OLD=build NEW_ARGS="--merge-fanout 8" sh bench/run_ingest_cli.sh   # one build, two ways
 #
 # Inputs: R-MAT SCALE 18 x16 (build/tools/rmat --scale 18 --edge-factor 16
 # --seed 1, TSV, written under $DIR), data/pgp.tsv when present, and with
@@ -28,6 +29,8 @@ OLD=${OLD:-}
 DIR=${DIR:-/tmp/ingest-cli}
 ROUNDS=${ROUNDS:-2}
 LMDB_SECONDS=${LMDB_SECONDS:-20}
+NEW_ARGS=${NEW_ARGS:-} # extra options of each build's `graphsnap ingest` (e.g. --merge-fanout 8)
+OLD_ARGS=${OLD_ARGS:-}
 [ -x "$NEW/graphsnap" ] && [ -x "$NEW/tools/rmat" ] && [ -x "$NEW/bench/bench_store" ] ||
     make -j2 all tools "$NEW/bench/bench_store" > /dev/null
 mkdir -p "$DIR"
@@ -46,7 +49,9 @@ rate() { sed -n 's/.*"edges_per_second":\([0-9.]*\).*/\1/p'; }
 one() { # build-dir label file
     rm -rf "$DIR/db"
     "$1/graphsnap" init "$DIR/db" > /dev/null
-    r=$(/usr/bin/time -f "cpu=%U+%S rss=%M" -o "$DIR/time.txt" nice -n 5 "$1/graphsnap" ingest -d "$DIR/db" "$3" --json | rate)
+    if [ "$2" = new ]; then args=$NEW_ARGS; else args=$OLD_ARGS; fi
+    # shellcheck disable=SC2086 # the extra options are words
+    r=$(/usr/bin/time -f "cpu=%U+%S rss=%M" -o "$DIR/time.txt" nice -n 5 "$1/graphsnap" ingest -d "$DIR/db" $args "$3" --json | rate)
     extra=" cpu_s=$(awk -F'[=+ ]' '/cpu=/ {printf "%.2f", $2 + $3}' "$DIR/time.txt")"
     extra="$extra peak_rss_kb=$(sed -n 's/.*rss=\([0-9]*\).*/\1/p' "$DIR/time.txt")"
     if [ "$2" = new ]; then
@@ -56,7 +61,7 @@ one() { # build-dir label file
     fi
     echo "$(date -u +%H:%M:%S) $(basename "$3") $2 edges_per_second=$r$extra" | tee -a "$OUTF"
 }
-echo "# bench/run_ingest_cli.sh NEW=$NEW OLD=${OLD:-none} ROUNDS=$ROUNDS $(uptime)" | tee "$OUTF"
+echo "# bench/run_ingest_cli.sh NEW=$NEW NEW_ARGS='$NEW_ARGS' OLD=${OLD:-none} OLD_ARGS='$OLD_ARGS' ROUNDS=$ROUNDS $(uptime)" | tee "$OUTF"
 i=1
 while [ "$i" -le "$ROUNDS" ]; do
     for f in $INPUTS; do

@@ -8,6 +8,7 @@
 #
 #   sh bench/run_query_ingest_ab.sh                                  # this build only
 #   OLD=/tmp/base/build ROUNDS=3 sh bench/run_query_ingest_ab.sh     # A/B
+#   OLD=build NEW_ARGS="--merge-fanout 8" sh bench/run_query_ingest_ab.sh   # one build, two ways
 #
 # Inputs: R-MAT SCALE 18 x16 (build/tools/rmat --scale 18 --edge-factor 16
 # --seed 1 --binary, written under $DIR once) and the PGP events
@@ -36,12 +37,16 @@ DIR=${DIR:-/tmp/query-ingest-ab}
 ROUNDS=${ROUNDS:-2}
 QUERIES=${QUERIES:-50 500}
 OUTF=${OUTF:-bench/results_query_ingest_ab.txt}
+NEW_ARGS=${NEW_ARGS:-} # extra options of each build's bench_store_fbl (e.g. --merge-fanout 8)
+OLD_ARGS=${OLD_ARGS:-}
 . bench/store_fbl_inputs.sh
-echo "# bench/run_query_ingest_ab.sh NEW=$NEW OLD=${OLD:-none} ROUNDS=$ROUNDS QUERIES='$QUERIES' $(date -u +%FT%TZ) $(uptime)" | tee "$OUTF"
+echo "# bench/run_query_ingest_ab.sh NEW=$NEW NEW_ARGS='$NEW_ARGS' OLD=${OLD:-none} OLD_ARGS='$OLD_ARGS' ROUNDS=$ROUNDS QUERIES='$QUERIES' $(date -u +%FT%TZ) $(uptime)" | tee "$OUTF"
 echo "# input build Q: all p50/p99 (csr p50) | by answer size, medians ours/csr (queries 50+ after a commit)" | tee -a "$OUTF"
 one() { # build-dir label input format queries
+    if [ "$2" = new ]; then args=$NEW_ARGS; else args=$OLD_ARGS; fi
+    # shellcheck disable=SC2086 # the extra options are words
     nice -n 5 "$1/bench/bench_store_fbl" --input "$3" --format "$4" --queries "$5" --seconds 0.1 --batches 1 \
-        --lat "$DIR/lat.tsv" >"$DIR/run.txt" 2>&1
+        --lat "$DIR/lat.tsv" $args >"$DIR/run.txt" 2>&1
     ing=$(grep -A2 '^| ingest edges/s' "$DIR/run.txt" | tail -1 | awk -F'|' '{gsub(/ /, "", $2); print $2}')
     held=$(sed -n 's/^held copies after the ingest: \([0-9.]*\) MB/\1/p' "$DIR/run.txt") # builds before it: none
     /usr/bin/python3 - "$DIR/lat.tsv" "$(basename "$3")" "$2" "$5" "$ing" "${held:--}" <<'EOF' | tee -a "$OUTF"

@@ -147,10 +147,10 @@ typedef struct {
                                  of the next, in this handle's commits; 0 = 4,
                                  else 2..32 (GSNAP_EINVAL otherwise). Larger:
                                  each record is rewritten fewer times (faster
-                                 ingest: R-MAT-20 CLI 1.8-1.9 -> 2.1-2.2 M
-                                 edges/s at 8), and queries and scans read more
-                                 runs (answers of many neighbours 10-27 %
-                                 slower at 8; docs/benchmarks.md). Only the
+                                 ingest: R-MAT-20 CLI 7-20 % faster at 8), and
+                                 queries and scans read more runs (answers of
+                                 many neighbours 10-40 % slower under ingest
+                                 at 8; docs/benchmarks.md "Merge fanout"). Only the
                                  policy of this handle's merges: the files are
                                  the same, any handle reads any layout. */
 } gsnap_db_options;

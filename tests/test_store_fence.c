@@ -274,11 +274,14 @@ static void merge_output_held(void) {
     gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
     o.sync = GSNAP_SYNC_NONE;
     o.read_cache_bytes = 300000;
+    o.merge_fanout = 8; /* 8 level-0 runs of ~36 KB copies each, then one output of ~280 KB */
     OK(gsnap_db_open(dir, &o, &db));
     uint64_t deg, x = 1, seen = 0;
     OK(gsnap_degree(db, NULL, 0, GSNAP_DIR_IN, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, &deg));
     int outputs = 0;
-    for (int b = 0; b < 40; b++) {
+    /* up to the first delta merge: its inputs are the only copies held then,
+     * so once they are given back the output fits */
+    for (int b = 0; b < 40 && outputs == 0; b++) {
         gsnap_batch *bt;
         OK(gsnap_batch_begin(db, &bt));
         for (int i = 0; i < 3000; i++) {

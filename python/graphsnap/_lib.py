@@ -71,7 +71,9 @@ class DbOptions(Structure):
                 # unless read_cache_bytes is given: then 3)
                 ("no_lock", c_int),
                 # options version 3
-                ("read_cache_bytes", c_int64)]
+                ("read_cache_bytes", c_int64),
+                # options version 4
+                ("merge_fanout", c_uint)]
 
 
 class DbStat(Structure):

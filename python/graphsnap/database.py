@@ -260,11 +260,15 @@ class Database(_Closing):
 
     def __init__(self, path: PathLike, create: bool = True, read_only: bool = False,
                  sync: str = "full", keep: str = "both", map_size: int = 0,
-                 read_cache_bytes: Optional[int] = None) -> None:
+                 read_cache_bytes: Optional[int] = None, merge_fanout: Optional[int] = None) -> None:
         """read_cache_bytes: memory for the verified in-memory copies of the
         delta runs that point queries and store-backed sampling seek
         (gsnap_db_options.read_cache_bytes): None or 0 = the library's
-        default (64 MiB), < 0 = none."""
+        default (64 MiB), < 0 = none.
+        merge_fanout: the delta runs of one level this handle's merges turn
+        into one run of the next (gsnap_db_options.merge_fanout): None = the
+        library's default (4), else 2..32; larger ingests faster and leaves
+        more runs for reads (docs/store.md)."""
         o = _lib.DbOptions()
         o.version = 1
         if read_cache_bytes is not None:
@@ -274,6 +278,13 @@ class Database(_Closing):
                 raise ValueError(f"read_cache_bytes {read_cache_bytes} does not fit in 64 bits")
             o.version = 3  # a library older than options version 3 refuses it by name
             o.read_cache_bytes = read_cache_bytes
+        if merge_fanout is not None:
+            if not isinstance(merge_fanout, int) or isinstance(merge_fanout, bool):
+                raise TypeError("merge_fanout must be an int")
+            if not 2 <= merge_fanout <= 32:
+                raise ValueError(f"merge_fanout {merge_fanout}: must be 2..32")
+            o.version = 4  # a library older than options version 4 refuses it by name
+            o.merge_fanout = merge_fanout
         if keep not in ("in", "out", "both"):
             raise ValueError(f"keep must be 'in', 'out' or 'both', not {keep!r}")
         o.keep = {"in": 1, "out": 2, "both": 3}[keep]

@@ -158,6 +158,28 @@ def test_close_with_and_children(tmp_path):
         gs.Sampler(db, [])                      # a half-built sampler: its __del__ stays quiet
 
 
+def test_merge_fanout(tmp_path):
+    """merge_fanout (options version 4): more runs wait on a level at 8
+    than at the default 4, and the answers are the same."""
+    rng = np.random.default_rng(7)
+    batches = [(rng.integers(0, 300, 2000), rng.integers(0, 300, 2000)) for _ in range(12)]
+    runs, degs = {}, {}
+    for f in (None, 8):
+        with gs.Database(tmp_path / f"f{f}", create=True, sync="none", merge_fanout=f) as db:
+            most = 0
+            for b, (src, dst) in enumerate(batches):
+                db.ingest_edges(src, dst, t=np.arange(2000) + b * 2000)
+                most = max(most, db.stats()["runs"])
+            runs[f] = most
+            degs[f] = [len(db.neighbors(v)) for v in range(300)]
+    assert runs[None] <= 4 and runs[8] > 4, runs
+    assert degs[None] == degs[8] and sum(degs[8]) == 12 * 2000
+    with pytest.raises(ValueError):
+        gs.Database(tmp_path / "bad", create=True, merge_fanout=1)
+    with pytest.raises(TypeError):
+        gs.Database(tmp_path / "bad", create=True, merge_fanout="8")
+
+
 def test_read_cache_bytes_same_answers(tmp_path):
     """Copies of the delta runs (read_cache_bytes, default 64 MiB) or none
     (-1): the same neighbours, through several runs of one store."""

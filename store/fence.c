@@ -631,8 +631,25 @@ static const fence_dir *mask_source(const struct gsnap_fence *f, uint8_t dir) {
     return d->ok && d->held.bytes && (d->slots || d->direct) ? d : NULL;
 }
 
+/* No mask could be made for the view's run set: the table gives up the one
+ * it holds, which no view at least as new can take (views holding it keep
+ * their references), so that its share of the budget does not stay taken
+ * (and keep the new runs' copies, hence any new mask, from fitting). A
+ * mask of a newer run set than the view's (a lazy build through an older
+ * view) is left alone. */
+static void mask_drop_stale(struct gsnap_fences *t, const gsnap_read *rd) {
+    uint64_t newest = rd->nruns ? rd->runs[rd->nruns - 1].id : 0;
+    pthread_mutex_lock(&t->mu);
+    struct gsnap_runmask *m = t->mask;
+    if (m && m->k && m->ids[m->k - 1] <= newest) t->mask = NULL;
+    else m = NULL;
+    pthread_mutex_unlock(&t->mu);
+    mask_unref(m);
+}
+
 /* Make the mask of the view's chunked runs (their indexes just built) and
- * make it the table's, unless it is that already or cannot be made. */
+ * make it the table's, unless it is that already; when it cannot be made,
+ * give up the table's stale one (mask_drop_stale). */
 static void mask_build(gsnap_db *db, gsnap_read *rd) {
     struct gsnap_fences *t = table(db, 0);
     if (!t) return;
@@ -641,11 +658,17 @@ static void mask_build(gsnap_db *db, gsnap_read *rd) {
     const gsnap_run *runs[GSNAP_RUNMASK_MAX];
     for (size_t i = 0; i < rd->nruns; i++) {
         if (rd->runs[i].info.flags & GSNAP_RUN_DENSE) continue;
-        if (k == GSNAP_RUNMASK_MAX) return;
+        if (k == GSNAP_RUNMASK_MAX) {
+            mask_drop_stale(t, rd);
+            return;
+        }
         runs[k] = &rd->runs[i];
         ids[k++] = rd->runs[i].id;
     }
-    if (k == 0) return;
+    if (k == 0) {
+        mask_drop_stale(t, rd);
+        return;
+    }
     struct gsnap_fence *fs[GSNAP_RUNMASK_MAX] = {0};
     pthread_mutex_lock(&t->mu);
     struct gsnap_runmask *old = t->mask;
@@ -717,9 +740,11 @@ static void mask_build(gsnap_db *db, gsnap_read *rd) {
         if (ok) m->cost = cost;
     }
     struct gsnap_runmask *drop = NULL;
+    int raced = 0;
     if (ok) {
         pthread_mutex_lock(&t->mu);
-        if (t->mask == old) { /* no other thread published meanwhile */
+        raced = t->mask != old;
+        if (!raced) { /* no other thread published meanwhile */
             drop = t->mask;
             t->mask = m;
             m = NULL;
@@ -733,6 +758,7 @@ static void mask_build(gsnap_db *db, gsnap_read *rd) {
     }
     mask_unref(drop);
     mask_unref(old);
+    if (!ok && !raced) mask_drop_stale(t, rd);
     for (size_t j = 0; j < k; j++) gsnap_fence__unref(fs[j]);
 }
 
@@ -875,6 +901,15 @@ uint64_t gsnap_fence__built(gsnap_db *db) {
 
 uint64_t gsnap_fence__held_bytes(gsnap_db *db) {
     return __atomic_load_n(&db->fence_held, __ATOMIC_RELAXED);
+}
+
+int gsnap_fence__mask_published(gsnap_db *db) {
+    struct gsnap_fences *t = table(db, 0);
+    if (!t) return 0;
+    pthread_mutex_lock(&t->mu);
+    int have = t->mask != NULL;
+    pthread_mutex_unlock(&t->mu);
+    return have;
 }
 
 int gsnap_fence__held_run(gsnap_db *db, uint64_t run_id) {

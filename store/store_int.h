@@ -781,6 +781,7 @@ uint64_t gsnap_fence__held_bytes(gsnap_db *db); /* bytes of chunk copies held no
 extern uint64_t gsnap_fence__huge_regions;      /* regions mapped in 2 MiB units so far (tests) */
 int gsnap_fence__has(gsnap_db *db, uint64_t run_id);
 int gsnap_fence__held_run(gsnap_db *db, uint64_t run_id); /* its index holds a copy (tests) */
+int gsnap_fence__mask_published(gsnap_db *db);               /* the table holds a run mask (tests) */
 
 /* The run mask of a view (fence.c "Run masks"): for each node id below
  * range[dir], bit j of bits[dir][node] is set when the view's j-th chunked

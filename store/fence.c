@@ -676,6 +676,12 @@ static void mask_build(gsnap_db *db, gsnap_read *rd) {
         pthread_mutex_unlock(&t->mu);
         return; /* up to date */
     }
+    if (old && old->ids[old->k - 1] > rd->runs[rd->nruns - 1].id) {
+        /* the table's mask is of a newer run set than this view's (a lazy
+         * build through a view begun before later commits): keep it */
+        pthread_mutex_unlock(&t->mu);
+        return;
+    }
     for (size_t j = 0; j < k; j++) {
         size_t x = find(t, ids[j]);
         if (x < t->n && t->v[x]->run_id == ids[j]) {

@@ -378,7 +378,8 @@ static double ingest_phase(const char *gdir, const edge *e, size_t m, uint64_t n
         (double)m / secs, secs, (unsigned long long)st.runs, bpe, nlat, gp50, gp99, cp50, cp99, gp50 / cp50,
         gp99 / cp50);
     say("\n| csr asked after each commit too: p50 us | p99 us | graphsnap p50 vs it | graphsnap p99 vs its p50 |\n"
-        "|---:|---:|---:|---:|\n| %.2f | %.2f | %.2fx | %.1fx |\n", ip50, ip99, gp50 / ip50, gp99 / ip50);
+        "|---:|---:|---:|---:|\n| %.2f | %.2f | %.2fx | %.1fx |\n", ip50, ip99, ip50 > 0 ? gp50 / ip50 : 0.0,
+        ip50 > 0 ? gp99 / ip50 : 0.0);
     free(in), free(qs), free(lat), free(clat), free(ilat), free(cb), free(cnts);
     return bpe;
 }

@@ -272,7 +272,7 @@ int cmd_ingest(int argc, char **argv)
         case O_JSON: json = 1; break;
         case O_DRYRUN: dry = 1; break;
         case O_FANOUT:
-            if (cli_parse_u64_range("--merge-fanout", optarg, 2, 32, &fanout)) return CLI_USAGE;
+            if (cli_parse_u64_range("--merge-fanout", optarg, 2, GSNAP_MERGE_FANOUT_MAX, &fanout)) return CLI_USAGE;
             dopt.merge_fanout = (unsigned)fanout;
             break;
         default: return cli_usage_err("internal: unhandled option");

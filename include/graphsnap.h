@@ -112,6 +112,7 @@ typedef enum { GSNAP_DIR_IN = 0, GSNAP_DIR_OUT = 1 } gsnap_dir;
  *  OS crash; for bulk loads and tests). */
 typedef enum { GSNAP_SYNC_FULL = 0, GSNAP_SYNC_NONE = 1 } gsnap_sync_mode;
 
+#define GSNAP_MERGE_FANOUT_MAX 32 /* the largest gsnap_db_options.merge_fanout */
 #define GSNAP_DB_OPTIONS_VERSION 4 /* 2 added no_lock, 3 read_cache_bytes, 4 merge_fanout; versions 1-3 are still accepted */
 typedef struct {
     unsigned version;         /* GSNAP_DB_OPTIONS_VERSION */
@@ -141,7 +142,9 @@ typedef struct {
                                  another process writes, in the order the runs
                                  are indexed while the budget lasts; freed when
                                  merges remove the runs (and the last view
-                                 reading them ends). */
+                                 reading them ends). The run masks made from
+                                 them (2 bytes a node id a direction) count
+                                 against it too. */
     /* version 4 */
     unsigned merge_fanout;    /* delta runs of one level that merge into one run
                                  of the next, in this handle's commits; 0 = 4,
@@ -150,7 +153,9 @@ typedef struct {
                                  ingest: R-MAT-20 CLI 7-20 % faster at 8), and
                                  queries and scans read more runs (answers of
                                  many neighbours 10-40 % slower under ingest
-                                 at 8; docs/benchmarks.md "Merge fanout"). Only the
+                                 at 8; docs/benchmarks.md "Merge fanout"; past
+                                 16 delta runs a view has no run mask, see
+                                 docs/store.md). Only the
                                  policy of this handle's merges: the files are
                                  the same, any handle reads any layout. */
 } gsnap_db_options;

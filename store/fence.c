@@ -716,7 +716,9 @@ static void mask_build(gsnap_db *db, gsnap_read *rd) {
     uint64_t held = __atomic_load_n(&db->fence_held, __ATOMIC_RELAXED);
     /* a sparse id space (range far above the nodes) would make a large,
      * mostly empty mask: not made */
-    if (ok && (range[0] + range[1] > 16 * groups + 65536 || held + cost > db->fence_budget)) ok = 0;
+    if (ok && (range[0] > ((uint64_t)1 << 40) || range[1] > ((uint64_t)1 << 40) || /* no wrap below */
+               range[0] + range[1] > 16 * groups + 65536 || held + cost > db->fence_budget))
+        ok = 0;
     if (ok && (m = calloc(1, sizeof *m)) && (m->ids = malloc(k * sizeof *ids))) {
         m->refs = 1;
         m->held_total = &db->fence_held;

@@ -62,7 +62,6 @@
 #define GSNAP_CHUNK2_MAGIC 0x32435347u /* "GSC2": compact records (codec.c, format 3) */
 #define GSNAP_CHUNK2_PAYLOAD 16320     /* largest GSC2 payload accepted on read */
 #define GSNAP_MERGE_FANOUT 4           /* runs per level before they merge (default of gsnap_db_options.merge_fanout) */
-#define GSNAP_MERGE_FANOUT_MAX 32
 #define GSNAP_LEVEL_BASE 1000u         /* the level of the base run */
 #define GSNAP_BASE_RATIO 1             /* deltas merge into the base once as big as it */
 #define GSNAP_DENSE_MAGIC 0x31445347u  /* "GSD1": raw records (formats 1-2) */
@@ -837,7 +836,7 @@ extern int gsnap_merge__use_plain;
 int gsnap_merge__dirs(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n, gsnap_run_reader *rr,
                       gsnap_run_writer *w, uint64_t *damaged);
 
-/* Compact: merge levels that hold >= GSNAP_MERGE_FANOUT runs (all = 1: all runs
+/* Compact: merge levels that hold >= db->merge_fanout runs (all = 1: all runs
  * into one). One write txn. */
 int gsnap_store__compact(gsnap_db *db, int all);
 

@@ -172,7 +172,7 @@ def test_merge_fanout(tmp_path):
                 most = max(most, db.stats()["runs"])
             runs[f] = most
             degs[f] = [len(db.neighbors(v)) for v in range(300)]
-    assert runs[None] <= 4 and runs[8] > 4, runs
+    assert runs[8] > runs[None], runs
     assert degs[None] == degs[8] and sum(degs[8]) == 12 * 2000
     with pytest.raises(ValueError):
         gs.Database(tmp_path / "bad", create=True, merge_fanout=1)

@@ -920,25 +920,22 @@ int gsnap_fence__mask_published(gsnap_db *db) {
     return have;
 }
 
-int gsnap_fence__held_run(gsnap_db *db, uint64_t run_id) {
+/* The table's index of run_id in either direction: built (held = 0) or
+ * holding a copy (held = 1). */
+static int table_has(gsnap_db *db, uint64_t run_id, int held) {
     struct gsnap_fences *t = table(db, 0);
     if (!t) return 0;
     pthread_mutex_lock(&t->mu);
     size_t i = find(t, run_id);
-    int held = i < t->n && t->v[i]->run_id == run_id && (t->v[i]->d[0].held.bytes || t->v[i]->d[1].held.bytes);
-    pthread_mutex_unlock(&t->mu);
-    return held;
-}
-
-int gsnap_fence__has(gsnap_db *db, uint64_t run_id) {
-    struct gsnap_fences *t = table(db, 0);
-    if (!t) return 0;
-    pthread_mutex_lock(&t->mu);
-    size_t i = find(t, run_id);
-    int have = i < t->n && t->v[i]->run_id == run_id && (t->v[i]->d[0].ok || t->v[i]->d[1].ok);
+    const struct gsnap_fence *f = i < t->n && t->v[i]->run_id == run_id ? t->v[i] : NULL;
+    int have = f && (held ? f->d[0].held.bytes || f->d[1].held.bytes : f->d[0].ok || f->d[1].ok);
     pthread_mutex_unlock(&t->mu);
     return have;
 }
+
+int gsnap_fence__held_run(gsnap_db *db, uint64_t run_id) { return table_has(db, run_id, 1); }
+
+int gsnap_fence__has(gsnap_db *db, uint64_t run_id) { return table_has(db, run_id, 0); }
 
 /* Before a query walks the runs one by one: take the view's references,
  * load the dense runs' values, and start loading the cache lines the

@@ -488,20 +488,22 @@ static int build_dir(gsnap_db *db, MDB_txn *txn, uint64_t run_id, uint8_t dir, f
     return rc;
 }
 
+/* Count len more bytes in *total (the handle's held bytes) if that stays
+ * within budget: 1, else 0 and nothing counted. Several threads may build
+ * at once (commits, lazy builds): one compare-and-swap decides. */
+static int budget_take(uint64_t *total, uint64_t len, uint64_t budget) {
+    uint64_t cur = __atomic_load_n(total, __ATOMIC_RELAXED);
+    do {
+        if (cur + len > budget) return 0;
+    } while (!__atomic_compare_exchange_n(total, &cur, cur + len, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    return 1;
+}
+
 /* Keep d's copy if the handle's budget has room for it, else drop it. */
 static void budget_held(struct gsnap_fence *f, fence_dir *d, uint64_t budget) {
-    if (!d->held.bytes) {
-        drop_held(f, d);
-        return;
-    }
-    uint64_t len = d->cost, cur = __atomic_load_n(f->held_total, __ATOMIC_RELAXED);
-    do {
-        if (cur + len > budget) {
-            d->held.bytes = NULL; /* not counted: drop without giving back */
-            drop_held(f, d);
-            return;
-        }
-    } while (!__atomic_compare_exchange_n(f->held_total, &cur, cur + len, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    if (d->held.bytes && !budget_take(f->held_total, d->cost, budget))
+        d->held.bytes = NULL; /* not counted: drop without giving back */
+    if (!d->held.bytes) drop_held(f, d);
 }
 
 /* Copy the run's verified Bloom filter of dir into d (views then need no
@@ -739,14 +741,7 @@ static void mask_build(gsnap_db *db, gsnap_read *rd) {
     } else {
         ok = 0;
     }
-    if (ok) { /* count it against the budget, as a copy */
-        uint64_t cur = __atomic_load_n(&db->fence_held, __ATOMIC_RELAXED);
-        do {
-            if (cur + cost > db->fence_budget) ok = 0;
-        } while (ok && !__atomic_compare_exchange_n(&db->fence_held, &cur, cur + cost, 0, __ATOMIC_RELAXED,
-                                                    __ATOMIC_RELAXED));
-        if (ok) m->cost = cost;
-    }
+    if (ok && (ok = budget_take(&db->fence_held, cost, db->fence_budget))) m->cost = cost; /* counted as a copy */
     struct gsnap_runmask *drop = NULL;
     int raced = 0;
     if (ok) {

@@ -603,7 +603,7 @@ static void prune(gsnap_db *db, const gsnap_read *rd) {
  * commit that only adds runs extends the last mask (a copy of its words,
  * then the new runs' bits: O(range + the new runs' nodes)); a merge
  * rebuilds it from the tables. */
-uint64_t gsnap_fence__masks_built, gsnap_fence__masks_extended, gsnap_fence__masks_taken;
+uint64_t gsnap_fence__masks_built, gsnap_fence__masks_extended;
 int gsnap_fence__mask_off;
 
 /* Set bit j in bits[0..range) for every node of d's node table. */
@@ -794,7 +794,6 @@ static void take_refs(gsnap_db *db, gsnap_read *rd) {
         }
         if (m && j == m->k) {
             __atomic_add_fetch(&m->refs, 1, __ATOMIC_RELAXED);
-            __atomic_add_fetch(&gsnap_fence__masks_taken, 1, __ATOMIC_RELAXED);
             rd->mask = m;
         }
     }

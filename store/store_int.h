@@ -807,9 +807,9 @@ static inline int gsnap_fence__mask_bits(const gsnap_read *rd, uint8_t dir, uint
     *bits = node < m->range[dir & 1] ? m->bits[dir & 1][node] : 0;
     return 1;
 }
-/* tests: masks published (built whole / extended from the last one) and
- * taken by views (atomic); gsnap_fence__mask_off = 1: views take none */
-extern uint64_t gsnap_fence__masks_built, gsnap_fence__masks_extended, gsnap_fence__masks_taken;
+/* tests: masks published (built whole / extended from the last one,
+ * atomic); gsnap_fence__mask_off = 1: views take none */
+extern uint64_t gsnap_fence__masks_built, gsnap_fence__masks_extended;
 extern int gsnap_fence__mask_off;
 
 /* Merge runs `ids` (their catalog entries in `infos`) into a new run at

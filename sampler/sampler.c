@@ -186,9 +186,17 @@ static int serve_rows(gsnap_sampler *s, unsigned h, const uint64_t *dst, uint32_
     if ((rc = RES(s->cand, s->cand_cap, (size_t)ndst * (fz ? fz : 16) + 1))) return rc;
     if ((rc = need_scratch(s, fz + 1))) return rc;
     ptr[0] = 0;
+    /* rows from the store's kept lists (FBL): their slots 16 nodes ahead,
+     * the lists' first lines 8 ahead, so that the lookups of several rows
+     * are in flight at once instead of one row after the other */
+    void (*pf)(const gsnap_samp__src *, uint64_t, int) = hc ? NULL : s->src->prefetch;
     for (uint32_t i = 0; i < ndst; i++) {
         uint64_t v = dst[i];
         if (hc) prefetch_ahead(s->im, hc, dst, ndst, i, lazy, want);
+        if (pf) {
+            if (i + 16 < ndst) pf(s->src, dst[i + 16], 0);
+            if (i + 8 < ndst) pf(s->src, dst[i + 8], 1);
+        }
         int hit = 0;
         if (hc && v < nn) {
             const uint32_t *sl = gsnap_samp__slot(hc, v);

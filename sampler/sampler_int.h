@@ -143,6 +143,11 @@ struct gsnap_samp__src {
     /* Keep at most `bytes` of lists from now on (0: none; before its first
      * view); its later forks get the same. NULL: keeps none. */
     void (*keep_lists)(gsnap_samp__src *src, size_t bytes);
+    /* A hint that nbrs(node) comes soon (FBL's rows, serve_rows): stage 0
+     * fetches where the node's kept list is looked up, stage 1 (a few nodes
+     * later, when that lookup hits the cache) the list's first lines.
+     * Changes nothing. NULL: no hint taken. */
+    void (*prefetch)(const gsnap_samp__src *src, uint64_t node, int stage);
 };
 
 /* listcache.c: decoded lists kept across batches under the store's
@@ -181,6 +186,9 @@ void gsnap_samp__lc_free(gsnap_samp__lcache *c);
 void gsnap_samp__lc_rekey(gsnap_samp__lcache *c, uint64_t key);
 /* The list held for node (count in *n), or NULL. */
 const uint64_t *gsnap_samp__lc_get(const gsnap_samp__lcache *c, uint64_t node, size_t *n);
+/* Prefetch for a coming lc_get of node: stage 0 its slot; stage 1 (the
+ * slot cached by then) the first lines of its list. */
+void gsnap_samp__lc_prefetch(const gsnap_samp__lcache *c, uint64_t node, int stage);
 /* Keep a copy of node's list (ids[0..n)): the copy, or NULL when it is not
  * kept (no key, shorter than min_ids, budget spent, no memory). */
 const uint64_t *gsnap_samp__lc_put(gsnap_samp__lcache *c, uint64_t node, const uint64_t *ids, size_t n);

@@ -71,6 +71,10 @@ static int st_nbrs(gsnap_samp__src *s, uint64_t node, const uint64_t **ids, size
     return 0;
 }
 
+static void st_prefetch(const gsnap_samp__src *s, uint64_t node, int stage) {
+    gsnap_samp__lc_prefetch(&((const store_src *)s)->lc, node, stage);
+}
+
 static int scan_cb(void *ctx, uint64_t node, const gsnap_nbr *nbrs, size_t n) {
     store_src *ss = ctx;
     size_t m;
@@ -151,6 +155,7 @@ int gsnap_samp__src_store(gsnap_db *db, gsnap_dir dir, gsnap_samp__src **out) {
     ss->base.destroy = st_destroy;
     ss->base.fork = st_fork;
     ss->base.lists = st_lists;
+    ss->base.prefetch = st_prefetch;
     ss->base.keep_lists = st_keep_lists;
     ss->base.db = db;
     ss->dir = dir;

@@ -353,6 +353,20 @@ static void the_cache_alone(void) {
     }
     CHECK_MSG(bad == 0, "%d lists wrong after the table grew", bad);
     CHECK(gsnap_samp__lc_get(&c, 17, &n) == NULL);
+    /* the prefetch hint (FBL's rows) changes nothing: kept and absent
+     * nodes, both stages; every list and the counts read as before */
+    uint64_t h0 = c.hits, m0 = c.misses;
+    size_t used0 = c.used;
+    for (uint64_t v = 0; v < 5010; v++)
+        for (int stage = 0; stage < 2; stage++) gsnap_samp__lc_prefetch(&c, v * 1000003 + (v >= 5000), stage);
+    bad = 0;
+    for (uint64_t v = 0; v < 5000; v++) {
+        const uint64_t *q = gsnap_samp__lc_get(&c, v * 1000003, &n);
+        bad += !q || n != 4 + v % 50 || memcmp(q, ids + v % 7, n * sizeof *q);
+    }
+    CHECK_MSG(bad == 0 && c.used == used0 && c.hits == h0 && c.misses == m0,
+              "the prefetch hint changed the cache (%d lists wrong)", bad);
+    CHECK(gsnap_samp__lc_get(&c, 17, &n) == NULL);
     gsnap_samp__lc_rekey(&c, 77);
     CHECK_MSG(gsnap_samp__lc_get(&c, 0, &n) != NULL, "the same key keeps the lists");
     gsnap_samp__lc_rekey(&c, 78);
@@ -360,6 +374,7 @@ static void the_cache_alone(void) {
     const uint64_t *p = gsnap_samp__lc_put(&c, 5, ids, 600);
     CHECK(p && gsnap_samp__lc_get(&c, 5, &n) == p && n == 600);
     gsnap_samp__lc_rekey(&c, 0);
+    gsnap_samp__lc_prefetch(&c, 5, 1); /* no key: nothing looked up */
     CHECK(gsnap_samp__lc_get(&c, 5, &n) == NULL && gsnap_samp__lc_put(&c, 5, ids, 600) == NULL);
     gsnap_samp__lc_free(&c);
 }

@@ -157,7 +157,7 @@ int gsnap_batch__sort_events(const gsnap_event *ev, size_t n, unsigned keep, str
     gsnap_rec *tmp = malloc(n * sizeof *tmp);
     if (!tmp) return GSNAP_ENOMEM;
     for (int dir = 0; dir < 2; dir++) {
-        if (!(keep & (dir == GSNAP_DIR_IN ? GSNAP_KEEP_IN : GSNAP_KEEP_OUT))) continue;
+        if (!(keep & gsnap_store__keep_bit((unsigned)dir))) continue;
         gsnap_rec *r = malloc(n * sizeof *r);
         uint64_t *t = malloc(n * sizeof *t);
         if (!r || !t) {

@@ -173,10 +173,9 @@ int gsnap_store__distinct_nbrs(gsnap_db *db, gsnap_read *rd, uint64_t node, gsna
     if (rd->db != db) return gsnap_store__err(db, GSNAP_EINVAL, "read view belongs to another database");
     if (dir != GSNAP_DIR_IN && dir != GSNAP_DIR_OUT) return gsnap_neighbors(db, rd, node, dir, at_t, as_of, NULL, 0, n);
     uint64_t v = as_of == GSNAP_VERSION_LATEST || as_of > rd->meta.version ? rd->meta.version : as_of;
-    unsigned bit = dir == GSNAP_DIR_IN ? GSNAP_KEEP_IN : GSNAP_KEEP_OUT;
     size_t cnt, nseg;
     int has_del = 0, rc;
-    if (!(db->keep & bit)) return gsnap_neighbors(db, rd, node, dir, at_t, as_of, NULL, 0, n); /* its error */
+    if (!gsnap_store__kept(db, dir)) return gsnap_neighbors(db, rd, node, dir, at_t, as_of, NULL, 0, n); /* its error */
     if ((rc = gsnap_store__horizon_check(db, rd, at_t, v))) return rc;
     if ((rc = gsnap_store__node_ids(db, rd, node, dir, at_t, v, &cnt, &nseg, &has_del))) return rc;
     if (!has_del) {

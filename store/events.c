@@ -10,15 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int check_dir(gsnap_db *db, gsnap_dir dir) {
-    if (dir != GSNAP_DIR_IN && dir != GSNAP_DIR_OUT)
-        return gsnap_store__err(db, GSNAP_EINVAL, "direction %d is neither IN nor OUT", (int)dir);
-    unsigned bit = dir == GSNAP_DIR_IN ? GSNAP_KEEP_IN : GSNAP_KEEP_OUT;
-    if (!(db->keep & bit))
-        return gsnap_store__err(db, GSNAP_ENOTSUP, "this database does not keep %s-edges",
-                                dir == GSNAP_DIR_IN ? "in" : "out");
-    return 0;
-}
 
 static void to_ev(const gsnap_rec *r, gsnap_store_ev *e) {
     e->nbr = r->nbr;
@@ -57,7 +48,7 @@ int gsnap_store__node_raw(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir
                           uint64_t after, uint64_t as_of, gsnap_store_ev **out, size_t *n,
                           size_t *cap) {
     if (!db || !rd || !out || !n || !cap) return GSNAP_EINVAL;
-    int rc = check_dir(db, dir);
+    int rc = gsnap_store__check_dir(db, dir);
     if (rc) return rc;
     if (as_of == GSNAP_VERSION_LATEST || as_of > rd->meta.version) as_of = rd->meta.version;
     /* versions before the retention horizon were folded (store/retain.c) */
@@ -102,7 +93,7 @@ int gsnap_store__node_raw(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir
 int gsnap_store__scan_raw(gsnap_db *db, gsnap_read *rd, gsnap_dir dir, uint64_t as_of,
                           gsnap_raw_fn fn, void *ctx) {
     if (!db || !rd || !fn) return GSNAP_EINVAL;
-    int rc = check_dir(db, dir);
+    int rc = gsnap_store__check_dir(db, dir);
     if (rc) return rc;
     if (as_of == GSNAP_VERSION_LATEST || as_of > rd->meta.version) as_of = rd->meta.version;
     if ((rc = gsnap_store__horizon_check(db, rd, GSNAP_TIME_MAX, as_of))) return rc;

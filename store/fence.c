@@ -533,7 +533,7 @@ static void build(gsnap_db *db, gsnap_read *rd, const gsnap_run *run) {
     f->refs = 1;
     f->held_total = &db->fence_held;
     for (uint8_t dir = 0; dir < 2; dir++)
-        if (db->keep & (dir == GSNAP_DIR_IN ? GSNAP_KEEP_IN : GSNAP_KEEP_OUT) &&
+        if (gsnap_store__kept(db, dir) &&
             run->info.nrec_dir[dir] <= GSNAP_FENCE_MAX_RECS) {
             /* the budget's room now: a copy that outgrows it is dropped as soon
              * as it does (another build may take room meanwhile: budget_held
@@ -698,7 +698,7 @@ static void mask_build(gsnap_db *db, gsnap_read *rd) {
     uint64_t range[2] = {0, 0}, groups = 0;
     int ok = 1;
     for (uint8_t dir = 0; dir < 2 && ok; dir++) {
-        if (!(db->keep & (dir == GSNAP_DIR_IN ? GSNAP_KEEP_IN : GSNAP_KEEP_OUT))) continue;
+        if (!gsnap_store__kept(db, dir)) continue;
         for (size_t j = 0; j < k && ok; j++) {
             if (runs[j]->info.nrec_dir[dir] == 0) continue; /* holds nothing in dir: no bits */
             const fence_dir *d = mask_source(fs[j], dir);
@@ -727,7 +727,7 @@ static void mask_build(gsnap_db *db, gsnap_read *rd) {
         m->k = k;
         memcpy(m->ids, ids, k * sizeof *ids);
         for (uint8_t dir = 0; dir < 2 && ok; dir++) {
-            if (!(db->keep & (dir == GSNAP_DIR_IN ? GSNAP_KEEP_IN : GSNAP_KEEP_OUT))) continue;
+            if (!gsnap_store__kept(db, dir)) continue;
             m->range[dir] = range[dir];
             if (!(m->bits[dir] = calloc(range[dir] ? range[dir] : 1, sizeof(uint16_t)))) {
                 ok = 0;

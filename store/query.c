@@ -14,11 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int check_dir(gsnap_db *db, gsnap_dir dir) {
+int gsnap_store__check_dir(gsnap_db *db, gsnap_dir dir) {
     if (dir != GSNAP_DIR_IN && dir != GSNAP_DIR_OUT)
         return gsnap_store__err(db, GSNAP_EINVAL, "direction %d is neither IN nor OUT", (int)dir);
-    unsigned bit = dir == GSNAP_DIR_IN ? GSNAP_KEEP_IN : GSNAP_KEEP_OUT;
-    if (!(db->keep & bit))
+    if (!gsnap_store__kept(db, dir))
         return gsnap_store__err(db, GSNAP_ENOTSUP, "this database does not keep %s-edges",
                                 dir == GSNAP_DIR_IN ? "in" : "out");
     return 0;
@@ -285,7 +284,7 @@ int gsnap_neighbors(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir, 
                     uint64_t as_of, gsnap_nbr *buf, size_t cap, size_t *count) {
     if (!db || db->magic != GSNAP_DB_MAGIC || !count) return GSNAP_EINVAL;
     if (!buf && cap) return gsnap_store__err(db, GSNAP_EINVAL, "buf is NULL but cap is %zu", cap);
-    int rc = check_dir(db, dir), owned;
+    int rc = gsnap_store__check_dir(db, dir), owned;
     if (rc) return rc;
     gsnap_read *view;
     if ((rc = gsnap_read__use(db, rd, &view, &owned))) return rc;
@@ -350,7 +349,7 @@ void gsnap_nbr_iter_close(gsnap_nbr_iter *it) {
 int gsnap_store__scan(gsnap_db *db, gsnap_read *rd, gsnap_dir dir, int64_t at_t, uint64_t as_of,
                       gsnap_adj_fn fn, void *ctx) {
     if (!db || !fn) return GSNAP_EINVAL;
-    int rc = check_dir(db, dir), owned;
+    int rc = gsnap_store__check_dir(db, dir), owned;
     if (rc) return rc;
     gsnap_read *view;
     if ((rc = gsnap_read__use(db, rd, &view, &owned))) return rc;
@@ -432,7 +431,7 @@ int gsnap_store__changed_nodes(gsnap_db *db, gsnap_read *rd, gsnap_dir dir, uint
     if (!db || !nodes || !n) return GSNAP_EINVAL;
     *nodes = NULL;
     *n = 0;
-    int rc = check_dir(db, dir), owned;
+    int rc = gsnap_store__check_dir(db, dir), owned;
     if (rc) return rc;
     gsnap_read *view;
     if ((rc = gsnap_read__use(db, rd, &view, &owned))) return rc;

@@ -228,6 +228,18 @@ struct gsnap_db {
 };
 #define GSNAP_DB_MAGIC 0x67736462u
 #define GSNAP_DB_DEAD 0x64656164u  /* a closed handle (debug builds keep a few) */
+
+/* The GSNAP_KEEP_* flag of direction dir (GSNAP_DIR_IN or GSNAP_DIR_OUT). */
+static inline unsigned gsnap_store__keep_bit(unsigned dir) {
+    return dir == GSNAP_DIR_IN ? GSNAP_KEEP_IN : GSNAP_KEEP_OUT;
+}
+/* The database keeps the records of direction dir. */
+static inline int gsnap_store__kept(const gsnap_db *db, unsigned dir) {
+    return (db->keep & gsnap_store__keep_bit(dir)) != 0;
+}
+/* 0 for a direction the database keeps; else GSNAP_EINVAL (neither IN nor
+ * OUT) or GSNAP_ENOTSUP (not kept), with a message (query.c). */
+int gsnap_store__check_dir(gsnap_db *db, gsnap_dir dir);
 /* batch.c: detach the open batch from a db being closed (db->lock held). */
 void gsnap_batch__orphan(struct gsnap_batch *b);
 

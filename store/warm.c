@@ -55,7 +55,7 @@ void gsnap_store__warm(gsnap_db *db) {
     for (size_t i = 0; i < rd->nruns; i++) {
         const gsnap_run *run = &rd->runs[i];
         for (uint8_t dir = 0; dir < 2; dir++) {
-            if (!(db->keep & (dir == GSNAP_DIR_IN ? GSNAP_KEEP_IN : GSNAP_KEEP_OUT))) continue;
+            if (!gsnap_store__kept(db, dir)) continue;
             if (run->info.flags & GSNAP_RUN_DENSE) {
                 gsnap_dense_ref d = {0};
                 if (gsnap_dense__load(db, rd->txn, run->id, dir, &d, -1)) break;

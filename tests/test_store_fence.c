@@ -290,6 +290,19 @@ static void masks(int sparse, unsigned fanout) {
     free(dir);
 }
 
+/* A batch of n adds between 2000 node ids drawn by the LCG state *x, at
+ * times t0, t0 + 1, ... (no hubs, no deletes: the copies' sizes are
+ * predictable, which the budgets below are set by). */
+static void uniform_batch(gsnap_db *db, uint64_t *x, int n, int64_t t0) {
+    gsnap_batch *bt;
+    OK(gsnap_batch_begin(db, &bt));
+    for (int i = 0; i < n; i++) {
+        *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+        OK(gsnap_batch_add(bt, (*x >> 33) % 2000, (*x >> 13) % 2000, t0 + i));
+    }
+    OK(gsnap_batch_commit(bt, NULL));
+}
+
 /* A merge's output gets its copy when the budget has room for it once the
  * merged-away inputs' copies are given back: the index table drops the
  * inputs before it builds the output's index (it used to build first, so
@@ -311,13 +324,7 @@ static void merge_output_held(void) {
     /* up to the first delta merge: its inputs are the only copies held then,
      * so once they are given back the output fits */
     for (int b = 0; b < 40 && outputs == 0; b++) {
-        gsnap_batch *bt;
-        OK(gsnap_batch_begin(db, &bt));
-        for (int i = 0; i < 3000; i++) {
-            x = x * 6364136223846793005ull + 1442695040888963407ull;
-            OK(gsnap_batch_add(bt, (x >> 33) % 2000, (x >> 13) % 2000, (int64_t)b * 3000 + i));
-        }
-        OK(gsnap_batch_commit(bt, NULL));
+        uniform_batch(db, &x, 3000, (int64_t)b * 3000);
         gsnap_read *rd;
         OK(gsnap_read_begin(db, &rd));
         for (size_t i = 0; i < rd->nruns; i++) {
@@ -354,14 +361,8 @@ static void stale_mask_dropped(void) {
     OK(gsnap_degree(db, NULL, 0, GSNAP_DIR_IN, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, &deg));
     int over = 0;
     for (int b = 0; b < 30 && over < 3; b++) {
-        gsnap_batch *bt;
-        OK(gsnap_batch_begin(db, &bt));
-        int n = b == 0 ? 30000 : 600; /* a large base, then small deltas that do not reach it */
-        for (int i = 0; i < n; i++) {
-            x = x * 6364136223846793005ull + 1442695040888963407ull;
-            OK(gsnap_batch_add(bt, (x >> 33) % 2000, (x >> 13) % 2000, (int64_t)b * 40000 + i));
-        }
-        OK(gsnap_batch_commit(bt, NULL));
+        /* a large base, then small deltas that do not reach it */
+        uniform_batch(db, &x, b == 0 ? 30000 : 600, (int64_t)b * 40000);
         gsnap_read *rd;
         OK(gsnap_read_begin(db, &rd));
         size_t chunked = 0;

@@ -152,10 +152,10 @@ typedef struct {
                                  each record is rewritten fewer times (faster
                                  ingest: R-MAT-20 CLI 7-20 % faster at 8), and
                                  queries and scans read more runs (answers of
-                                 many neighbours 10-40 % slower under ingest
-                                 at 8; docs/benchmarks.md "Merge fanout"; past
-                                 16 delta runs a view has no run mask, see
-                                 docs/store.md). Only the
+                                 9 or more neighbours 4-42 % slower under
+                                 ingest at 8; docs/benchmarks.md "Merge
+                                 fanout"; past 16 delta runs a view has no
+                                 run mask, see docs/store.md). Only the
                                  policy of this handle's merges: the files are
                                  the same, any handle reads any layout. */
 } gsnap_db_options;

@@ -112,6 +112,7 @@ typedef enum { GSNAP_DIR_IN = 0, GSNAP_DIR_OUT = 1 } gsnap_dir;
  *  OS crash; for bulk loads and tests). */
 typedef enum { GSNAP_SYNC_FULL = 0, GSNAP_SYNC_NONE = 1 } gsnap_sync_mode;
 
+#define GSNAP_MERGE_FANOUT 4      /* the default gsnap_db_options.merge_fanout */
 #define GSNAP_MERGE_FANOUT_MAX 32 /* the largest gsnap_db_options.merge_fanout */
 #define GSNAP_DB_OPTIONS_VERSION 4 /* 2 added no_lock, 3 read_cache_bytes, 4 merge_fanout; versions 1-3 are still accepted */
 typedef struct {
@@ -157,7 +158,11 @@ typedef struct {
                                  fanout"; past 16 delta runs a view has no
                                  run mask, see docs/store.md). Only the
                                  policy of this handle's merges: the files are
-                                 the same, any handle reads any layout. */
+                                 the same, any handle reads any layout;
+                                 gsnap_db_merge(db, GSNAP_MERGE_FANOUT) after
+                                 a load at a larger fanout leaves the shape of
+                                 the default (`graphsnap ingest` of a file
+                                 loads at 16 and does so). */
 } gsnap_db_options;
 #define GSNAP_DB_OPTIONS_INIT {GSNAP_DB_OPTIONS_VERSION, GSNAP_KEEP_BOTH, GSNAP_SYNC_FULL, 0, 0, 0, 1, 0, 0, 0}
 
@@ -225,6 +230,18 @@ typedef struct {
 
 /** Fill *st. O(number of runs). */
 int gsnap_db_stats(gsnap_db *db, gsnap_db_stat *st);
+
+/** Run the merges the size-tiered policy asks for at `fanout` delta runs per
+ *  level (0: this handle's gsnap_db_options.merge_fanout; else 2..32,
+ *  GSNAP_EINVAL otherwise), each in a write transaction of its own, until no
+ *  level holds `fanout` runs and the deltas hold fewer records than the
+ *  base: the merges a commit of a handle opened with that fanout would run.
+ *  What it is for: a bulk load done at a larger fanout (fewer merges, more
+ *  runs) leaves the store in the shape a default handle keeps by calling it
+ *  with 0 on a default handle, or GSNAP_MERGE_FANOUT (what `graphsnap
+ *  ingest` does). Adds no version and changes no answer; readers are not
+ *  blocked. GSNAP_EACCES on a read-only handle. */
+int gsnap_db_merge(gsnap_db *db, unsigned fanout);
 
 /** Merge all sorted runs into one (what background compaction converges to),
  *  then give the space back with gsnap_db_shrink. The merge is one write

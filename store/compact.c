@@ -121,6 +121,7 @@ out:
 
 struct compact_ctx {
     int all;
+    unsigned fanout; /* delta runs of a level that merge (not all) */
     int merged;      /* this write merged runs (or marked one damaged) */
     int base;        /* its merge was into the base */
     int no_room_check; /* a merge goes ahead without making room first */
@@ -177,8 +178,9 @@ static int compact_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
     /* Base and deltas: the base holds the oldest versions (dense when ids
      * are compact). Deltas merge into it once they hold 1/GSNAP_BASE_RATIO of
      * its records (so every record is rewritten O(log) times, geometric);
-     * otherwise deltas merge among themselves in tiers of db->merge_fanout
-     * (gsnap_db_options.merge_fanout, default GSNAP_MERGE_FANOUT). */
+     * otherwise deltas merge among themselves in tiers of c->fanout
+     * (the handle's gsnap_db_options.merge_fanout, default GSNAP_MERGE_FANOUT,
+     * or what gsnap_db_merge asks). */
     uint64_t delta_recs = 0, base_recs = 0;
     size_t nbase = 0;
     /* Damaged runs stay where they are; the others merge around them. */
@@ -200,13 +202,13 @@ static int compact_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
         for (size_t i = 0; i < n; i++) pick[np++] = runs[i];
         level = GSNAP_LEVEL_BASE;
     } else if (!c->all) {
-        /* The lowest level holding db->merge_fanout or more runs. */
+        /* The lowest level holding c->fanout or more runs. */
         uint32_t best = UINT32_MAX;
         for (size_t i = 0; i < n; i++) {
             if (runs[i].info.level == GSNAP_LEVEL_BASE) continue;
             size_t cnt = 0;
             for (size_t j = 0; j < n; j++) cnt += runs[j].info.level == runs[i].info.level;
-            if (cnt >= db->merge_fanout && runs[i].info.level < best) best = runs[i].info.level;
+            if (cnt >= c->fanout && runs[i].info.level < best) best = runs[i].info.level;
         }
         if (best != UINT32_MAX) {
             for (size_t i = 0; i < n; i++)
@@ -247,8 +249,8 @@ static int mark_damaged_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
     return gsnap_store__mdb_err(db, mdb_put(txn, db->runs_dbi, &k, &v, 0), "marking a run damaged");
 }
 
-int gsnap_store__compact(gsnap_db *db, int all) {
-    struct compact_ctx c = {all, 0, 0, 0, 0};
+static int compact_loop(gsnap_db *db, int all, unsigned fanout) {
+    struct compact_ctx c = {all, fanout, 0, 0, 0, 0};
     int rc, marks = 0, grows = 0;
     for (;;) {
         tls_damaged_run = 0;
@@ -286,6 +288,19 @@ int gsnap_store__compact(gsnap_db *db, int all) {
         }
         if (!(rc == 0 && c.merged && !all)) break;
     }
+    return rc;
+}
+
+int gsnap_store__compact(gsnap_db *db, int all) { return compact_loop(db, all, db->merge_fanout); }
+
+int gsnap_db_merge(gsnap_db *db, unsigned fanout) {
+    if (!db || db->magic != GSNAP_DB_MAGIC) return GSNAP_EINVAL;
+    if (fanout == 1 || fanout > GSNAP_MERGE_FANOUT_MAX)
+        return gsnap_store__err(db, GSNAP_EINVAL, "gsnap_db_merge: fanout %u: must be 0 (the handle's, %u) or 2..%u",
+                                fanout, db->merge_fanout, GSNAP_MERGE_FANOUT_MAX);
+    if (db->read_only) return gsnap_store__err(db, GSNAP_EACCES, "database '%s' is open read-only", db->path);
+    int rc = compact_loop(db, 0, fanout ? fanout : db->merge_fanout);
+    if (rc == 0) gsnap_store__warm(db); /* as after a commit's merges (fence.c, warm.c) */
     return rc;
 }
 

@@ -61,7 +61,6 @@
 #define GSNAP_CHUNK_MAGIC 0x31435347u  /* "GSC1": raw 32-byte records (formats 1-2) */
 #define GSNAP_CHUNK2_MAGIC 0x32435347u /* "GSC2": compact records (codec.c, format 3) */
 #define GSNAP_CHUNK2_PAYLOAD 16320     /* largest GSC2 payload accepted on read */
-#define GSNAP_MERGE_FANOUT 4           /* runs per level before they merge (default of gsnap_db_options.merge_fanout) */
 #define GSNAP_LEVEL_BASE 1000u         /* the level of the base run */
 #define GSNAP_BASE_RATIO 1             /* deltas merge into the base once as big as it */
 #define GSNAP_DENSE_MAGIC 0x31445347u  /* "GSD1": raw records (formats 1-2) */

@@ -5,8 +5,14 @@
  *     library and through `neighbors`), nothing of the bad batch;
  *   - --skip-bad: bad lines counted and reported, the rest committed;
  *   - stdin '-', --json output is valid JSON with the documented keys,
- *     --help/--version exit 0, usage errors exit 2, missing database exit 3. */
+ *     --help/--version exit 0, usage errors exit 2, missing database exit 3;
+ *   - a regular file is a bulk load: merged at 8 while it loads, then to the
+ *     shape the default fanout keeps (no level with 4 delta runs, deltas
+ *     smaller than the base), where `--merge-fanout 8` leaves a level of 4
+ *     or more and a pipe is merged at 4 throughout (no merge after it); the
+ *     answers are the same all three ways. */
 #include "test.h"
+#include "store/store_int.h"
 
 #include <fcntl.h>
 #include <stdarg.h>
@@ -225,6 +231,37 @@ static size_t db_in_nbrs(const char *dir, uint64_t node, uint64_t *srcs, size_t 
         srcs[i] = buf[i].node;
     gsnap_db_close(db);
     return n;
+}
+
+/* The most runs a delta level holds, and the records of the deltas and the
+ * base, in the newest view of the database at dir. */
+static unsigned db_shape(const char *dir, uint64_t *deltas, uint64_t *base)
+{
+    gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
+    gsnap_db *db = NULL;
+    gsnap_read *rd;
+    unsigned most = 0;
+    size_t i, j;
+    o.create = 0;
+    o.read_only = 1;
+    OK(gsnap_db_open(dir, &o, &db));
+    OK(gsnap_read_begin(db, &rd));
+    *deltas = *base = 0;
+    for (i = 0; i < rd->nruns; i++) {
+        unsigned cnt = 0;
+        if (rd->runs[i].info.level == GSNAP_LEVEL_BASE) {
+            *base += rd->runs[i].info.nrec;
+            continue;
+        }
+        *deltas += rd->runs[i].info.nrec;
+        for (j = 0; j < rd->nruns; j++)
+            cnt += rd->runs[j].info.level == rd->runs[i].info.level;
+        if (cnt > most)
+            most = cnt;
+    }
+    gsnap_read_end(rd);
+    gsnap_db_close(db);
+    return most;
 }
 
 static void fresh_db(const char *db)
@@ -480,7 +517,8 @@ int main(void)
         {
             static const char *const keys[] = {"file", "lines", "events", "batches", "first_version",
                                                "last_version", "bad_lines", "first_bad_line",
-                                               "first_bad_error", "seconds", "edges_per_second"};
+                                               "first_bad_error", "bulk_load", "seconds", "merge_seconds",
+                                               "edges_per_second"};
             for (i = 0; i < sizeof keys / sizeof keys[0]; i++) {
                 char k[64];
                 snprintf(k, sizeof k, "\"%s\":", keys[i]);
@@ -530,6 +568,51 @@ int main(void)
         CHECK_MSG(strlen(err_buf) < 1000 && strstr(err_buf, "edges.tsv:3: column 2 (dst)"),
                   "long field message: %.300s", err_buf);
         free(data);
+    }
+
+    /* ---- a file is a bulk load, a pipe a stream ---- */
+    {
+        static const char *const how[] = {"--merge-fanout 8", "file", "pipe"};
+        char cmd[2000], *txt = malloc(4096);
+        size_t len = 0;
+        uint64_t deltas, base, srcs[3][64], n[3];
+        unsigned most;
+        int k;
+        CHECK(txt != NULL);
+        for (i = 0; i < 300; i++) /* 100 batches of 3: levels fill at 8 */
+            len += (size_t)snprintf(txt + len, 4096 - len, "%zu %zu %zu\n", i % 37, 1000 + i % 5, i);
+        write_file(file, txt, len);
+        free(txt);
+        for (k = 0; k < 3; k++) {
+            fresh_db(db);
+            if (k == 0)
+                rc = run("-d", db, "ingest", "--batch", "3", "--merge-fanout", "8", "--json", file, NULL);
+            else if (k == 1)
+                rc = run("-d", db, "ingest", "--batch", "3", "--json", file, NULL);
+            else {
+                snprintf(cmd, sizeof cmd, "cat '%s' | '%s' -d '%s' ingest --batch 3 --json - > '%s/stdout' 2> '%s/stderr'",
+                         file, bin, db, tmp, tmp);
+                rc = system(cmd);
+                rc = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+                snprintf(cmd, sizeof cmd, "%s/stdout", tmp);
+                slurp(cmd, out_buf, sizeof out_buf);
+            }
+            CHECK_MSG(rc == 0 && json_ok(out_buf) && json_u64(out_buf, "batches") == 100, "%s: rc %d %s %s", how[k],
+                      rc, out_buf, err_buf);
+            CHECK_MSG(strstr(out_buf, "\"merge_seconds\":") != NULL, "%s: no merge_seconds: %s", how[k], out_buf);
+            /* only a regular file without --merge-fanout is a bulk load */
+            CHECK_MSG(strstr(out_buf, k == 1 ? "\"bulk_load\":true," : "\"bulk_load\":false,") != NULL, "%s: %s",
+                      how[k], out_buf);
+            most = db_shape(db, &deltas, &base);
+            if (k == 0)
+                CHECK_MSG(most >= GSNAP_MERGE_FANOUT, "--merge-fanout 8 left at most %u runs on a level", most);
+            else
+                CHECK_MSG(most < GSNAP_MERGE_FANOUT && deltas < base, "%s: %u runs on a level, deltas %llu, base %llu",
+                          how[k], most, (unsigned long long)deltas, (unsigned long long)base);
+            n[k] = db_in_nbrs(db, 1003, srcs[k], 64);
+            CHECK_MSG(n[k] == 60 && (k == 0 || memcmp(srcs[k], srcs[0], 60 * sizeof srcs[0][0]) == 0), "%s: %llu in-neighbours",
+                      how[k], (unsigned long long)n[k]);
+        }
     }
 
     /* ---- a direction the database does not keep: exit 1, clear message ---- */

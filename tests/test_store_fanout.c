@@ -11,7 +11,14 @@
  *     the same stream equals a plain count, at fanouts 2, default and 6;
  *   - the policy belongs to the handle, not the files: a store left with 5
  *     runs on a level by a fanout-6 handle, reopened with the default, has
- *     them merged at its next commit.
+ *     them merged at its next commit;
+ *   - gsnap_db_merge (what `graphsnap ingest` calls after a bulk load): a
+ *     fanout-8 handle's store with 7 runs on a level is merged to the shape
+ *     the default keeps (no level with 4 runs, deltas smaller than the
+ *     base) without a commit: the version and every answer unchanged, a
+ *     view begun before it still answering from its runs; 0 asks for the
+ *     handle's own fanout (nothing to do then), 1 and 33 are refused with a
+ *     message that names the fanout, a read-only handle with GSNAP_EACCES.
  */
 #include "test.h"
 #include "store/store_int.h"
@@ -121,6 +128,81 @@ static void policy_of_the_handle(void) {
     free(dir);
 }
 
+/* Records held by the base and by the deltas of the newest view. */
+static void records(gsnap_db *db, uint64_t *base, uint64_t *deltas) {
+    gsnap_read *rd;
+    OK(gsnap_read_begin(db, &rd));
+    *base = *deltas = 0;
+    for (size_t i = 0; i < rd->nruns; i++)
+        *(rd->runs[i].info.level == GSNAP_LEVEL_BASE ? base : deltas) += rd->runs[i].info.nrec;
+    gsnap_read_end(rd);
+}
+
+static void check_degrees(gsnap_db *db, gsnap_read *rd, const uint64_t *in, const uint64_t *out, const char *when) {
+    for (uint64_t v = 0; v < NODES; v++) {
+        uint64_t di, dout;
+        OK(gsnap_degree(db, rd, v, GSNAP_DIR_IN, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, &di));
+        OK(gsnap_degree(db, rd, v, GSNAP_DIR_OUT, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, &dout));
+        CHECK_MSG(di == in[v] && dout == out[v], "%s: node %llu degrees %llu/%llu, expected %llu/%llu", when,
+                  (unsigned long long)v, (unsigned long long)di, (unsigned long long)dout,
+                  (unsigned long long)in[v], (unsigned long long)out[v]);
+    }
+}
+
+static void merge_to_the_default_shape(void) {
+    char *dir = test_tmpdir("fanout_merge");
+    gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
+    o.sync = GSNAP_SYNC_NONE;
+    o.merge_fanout = 8;
+    gsnap_db *db;
+    OK(gsnap_db_open(dir, &o, &db));
+    uint64_t in[NODES] = {0}, out[NODES] = {0}, rng = 21;
+    int64_t t = 0;
+    int b = 0;
+    while (fullest_level(db) < 7 && b++ < 4 * BATCHES) commit_batch(db, &rng, in, out, &t);
+    CHECK_MSG(fullest_level(db) == 7, "fanout 8 never left 7 runs on a level");
+    uint64_t v0, v1, base, deltas;
+    OK(gsnap_db_version(db, &v0));
+    gsnap_db_stat st0, st1;
+    OK(gsnap_db_stats(db, &st0));
+
+    unsigned bad[] = {1, GSNAP_MERGE_FANOUT_MAX + 1};
+    for (int i = 0; i < 2; i++) {
+        CHECK(gsnap_db_merge(db, bad[i]) == GSNAP_EINVAL);
+        CHECK_MSG(strstr(gsnap_db_errmsg(db), "fanout") != NULL, "message: %s", gsnap_db_errmsg(db));
+    }
+    CHECK(gsnap_db_merge(NULL, 0) == GSNAP_EINVAL);
+    OK(gsnap_db_merge(db, 0)); /* the handle's own 8: its commits left nothing to do */
+    OK(gsnap_db_stats(db, &st1));
+    CHECK_MSG(st1.runs == st0.runs, "merge at the handle's fanout: %llu runs, before %llu",
+              (unsigned long long)st1.runs, (unsigned long long)st0.runs);
+
+    gsnap_read *old;
+    OK(gsnap_read_begin(db, &old));
+    OK(gsnap_db_merge(db, GSNAP_MERGE_FANOUT));
+    CHECK_MSG(fullest_level(db) < GSNAP_MERGE_FANOUT, "after the merge a level holds %u runs", fullest_level(db));
+    records(db, &base, &deltas);
+    CHECK_MSG(deltas < base, "after the merge the deltas hold %llu records, the base %llu",
+              (unsigned long long)deltas, (unsigned long long)base);
+    OK(gsnap_db_stats(db, &st1));
+    CHECK_MSG(st1.runs < st0.runs, "merge: %llu runs, before %llu", (unsigned long long)st1.runs,
+              (unsigned long long)st0.runs);
+    OK(gsnap_db_version(db, &v1));
+    CHECK_MSG(v1 == v0, "the merge made version %llu (was %llu)", (unsigned long long)v1, (unsigned long long)v0);
+    check_degrees(db, old, in, out, "the view begun before the merge");
+    gsnap_read_end(old);
+    check_degrees(db, NULL, in, out, "after the merge");
+    gsnap_db_close(db);
+
+    o.read_only = 1;
+    o.merge_fanout = 0;
+    OK(gsnap_db_open(dir, &o, &db));
+    CHECK(gsnap_db_merge(db, 0) == GSNAP_EACCES);
+    gsnap_db_close(db);
+    test_rmdir(dir);
+    free(dir);
+}
+
 int main(void) {
     refused();
     unsigned two = ingest(2), dflt = ingest(0), six = ingest(6);
@@ -128,5 +210,6 @@ int main(void) {
     CHECK_MSG(dflt == GSNAP_MERGE_FANOUT - 1, "default: the fullest level held %u runs", dflt);
     CHECK_MSG(six == 5, "fanout 6: the fullest level held %u runs", six);
     policy_of_the_handle();
+    merge_to_the_default_shape();
     TEST_DONE();
 }

@@ -357,6 +357,18 @@ class Database(_Closing):
         handle is the database's only user (gsnap_db_compact)."""
         self._check(lib.gsnap_db_compact(self._handle()), "compact")
 
+    def merge(self, fanout: int = 0) -> None:
+        """Run the merges the size-tiered policy asks for at `fanout` delta
+        runs per level (0: this handle's merge_fanout; else 2..32), e.g. 4
+        after a bulk load at a larger merge_fanout: the store then has the
+        shape a default handle keeps. No new version, the same answers
+        (gsnap_db_merge)."""
+        if not isinstance(fanout, int) or isinstance(fanout, bool):
+            raise TypeError("fanout must be an int")
+        if fanout < 0:
+            raise ValueError(f"fanout {fanout}: must be 0 or 2..32")
+        self._check(lib.gsnap_db_merge(self._handle(), fanout), "merge")
+
     # -- ingest
     def batch(self) -> Batch:
         """Open an ingest batch (use as a context manager)."""

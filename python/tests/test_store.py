@@ -180,6 +180,27 @@ def test_merge_fanout(tmp_path):
         gs.Database(tmp_path / "bad", create=True, merge_fanout="8")
 
 
+def test_merge_after_a_bulk_load(tmp_path):
+    """Database.merge (gsnap_db_merge): a fanout-16 load leaves more runs
+    than the default would; merge(4) brings them down without a new version
+    or a changed answer; a bad fanout is refused by the library."""
+    rng = np.random.default_rng(11)
+    with gs.Database(tmp_path / "m", create=True, sync="none", merge_fanout=16) as db:
+        for b in range(14):
+            db.ingest_edges(rng.integers(0, 200, 500), rng.integers(0, 200, 500), t=np.arange(500) + b * 500)
+        before, v = db.stats()["runs"], db.version
+        degs = [len(db.neighbors(u)) for u in range(200)]
+        db.merge(0)                                 # the handle's own 16: nothing to do
+        assert db.stats()["runs"] == before
+        db.merge(4)
+        assert db.stats()["runs"] < before, (before, db.stats()["runs"])
+        assert db.version == v and [len(db.neighbors(u)) for u in range(200)] == degs
+        with pytest.raises(gs.InvalidArgumentError, match="fanout 33"):
+            db.merge(33)
+        with pytest.raises(TypeError):
+            db.merge("4")
+
+
 def test_read_cache_bytes_same_answers(tmp_path):
     """Copies of the delta runs (read_cache_bytes, default 64 MiB) or none
     (-1): the same neighbours, through several runs of one store."""

@@ -128,8 +128,8 @@ static int run(const char *progress, int in_mode, int err_mode, ...) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* The ingest summary without its timings (lines "seconds", "edges/s"; the
- * JSON fields from "seconds" on), which differ between runs. */
+/* The ingest summary without its timings (lines "seconds", "merging",
+ * "edges/s"; the JSON fields from "seconds" on), which differ between runs. */
 static void strip_times(char *s) {
     char *j = strstr(s, ",\"seconds\":");
     if (j) {
@@ -140,7 +140,7 @@ static void strip_times(char *s) {
     while (*r) {
         char *nl = strchr(r, '\n');
         size_t len = nl ? (size_t)(nl - r + 1) : strlen(r);
-        if (strncmp(r, "seconds", 7) != 0 && strncmp(r, "edges/s", 7) != 0) {
+        if (strncmp(r, "seconds", 7) != 0 && strncmp(r, "edges/s", 7) != 0 && strncmp(r, "merging", 7) != 0) {
             memmove(w, r, len);
             w += len;
         }

@@ -53,6 +53,17 @@ static void commit_batch(gsnap_db *db, uint64_t *rng, uint64_t *in, uint64_t *ou
     OK(gsnap_batch_commit(b, NULL));
 }
 
+static void check_degrees(gsnap_db *db, gsnap_read *rd, const uint64_t *in, const uint64_t *out, const char *when) {
+    for (uint64_t v = 0; v < NODES; v++) {
+        uint64_t di, dout;
+        OK(gsnap_degree(db, rd, v, GSNAP_DIR_IN, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, &di));
+        OK(gsnap_degree(db, rd, v, GSNAP_DIR_OUT, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, &dout));
+        CHECK_MSG(di == in[v] && dout == out[v], "%s: node %llu degrees %llu/%llu, expected %llu/%llu", when,
+                  (unsigned long long)v, (unsigned long long)di, (unsigned long long)dout,
+                  (unsigned long long)in[v], (unsigned long long)out[v]);
+    }
+}
+
 /* Ingest BATCHES batches with merge_fanout f; returns the fullest level seen. */
 static unsigned ingest(unsigned f) {
     char *dir = test_tmpdir("fanout");
@@ -70,14 +81,9 @@ static unsigned ingest(unsigned f) {
         CHECK_MSG(most < limit, "fanout %u, commit %d: a level holds %u runs", f, b, most);
         if (most > seen) seen = most;
     }
-    for (uint64_t v = 0; v < NODES; v++) {
-        uint64_t di, dout;
-        OK(gsnap_degree(db, NULL, v, GSNAP_DIR_IN, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, &di));
-        OK(gsnap_degree(db, NULL, v, GSNAP_DIR_OUT, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, &dout));
-        CHECK_MSG(di == in[v] && dout == out[v], "fanout %u: node %llu degrees %llu/%llu, expected %llu/%llu", f,
-                  (unsigned long long)v, (unsigned long long)di, (unsigned long long)dout,
-                  (unsigned long long)in[v], (unsigned long long)out[v]);
-    }
+    char when[32];
+    snprintf(when, sizeof when, "fanout %u", f);
+    check_degrees(db, NULL, in, out, when);
     gsnap_db_close(db);
     test_rmdir(dir);
     free(dir);
@@ -102,22 +108,30 @@ static void refused(void) {
     free(dir);
 }
 
+/* A database at dir opened with merge_fanout f, committed into until a
+ * level holds f - 1 runs (the most that fanout leaves). */
+static gsnap_db *filled(const char *dir, unsigned f, uint64_t *rng, uint64_t *in, uint64_t *out, int64_t *t) {
+    gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
+    o.sync = GSNAP_SYNC_NONE;
+    o.merge_fanout = f;
+    gsnap_db *db;
+    OK(gsnap_db_open(dir, &o, &db));
+    int b = 0;
+    while (fullest_level(db) < f - 1 && b++ < 4 * BATCHES) commit_batch(db, rng, in, out, t);
+    CHECK_MSG(fullest_level(db) == f - 1, "fanout %u never left %u runs on a level", f, f - 1);
+    return db;
+}
+
 /* A fanout-6 handle leaves 5 runs on a level; a default handle merges them
  * at its next commit. */
 static void policy_of_the_handle(void) {
     char *dir = test_tmpdir("fanout_reopen");
-    gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
-    o.sync = GSNAP_SYNC_NONE;
-    o.merge_fanout = 6;
-    gsnap_db *db;
-    OK(gsnap_db_open(dir, &o, &db));
     uint64_t in[NODES] = {0}, out[NODES] = {0}, rng = 9;
     int64_t t = 0;
-    int b = 0;
-    while (fullest_level(db) < 5 && b++ < BATCHES) commit_batch(db, &rng, in, out, &t);
-    CHECK_MSG(fullest_level(db) == 5, "fanout 6 never left 5 runs on a level");
+    gsnap_db *db = filled(dir, 6, &rng, in, out, &t);
+    gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
+    o.sync = GSNAP_SYNC_NONE;
     gsnap_db_close(db);
-    o.merge_fanout = 0;
     OK(gsnap_db_open(dir, &o, &db));
     CHECK(fullest_level(db) == 5); /* opening merges nothing */
     commit_batch(db, &rng, in, out, &t);
@@ -138,29 +152,13 @@ static void records(gsnap_db *db, uint64_t *base, uint64_t *deltas) {
     gsnap_read_end(rd);
 }
 
-static void check_degrees(gsnap_db *db, gsnap_read *rd, const uint64_t *in, const uint64_t *out, const char *when) {
-    for (uint64_t v = 0; v < NODES; v++) {
-        uint64_t di, dout;
-        OK(gsnap_degree(db, rd, v, GSNAP_DIR_IN, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, &di));
-        OK(gsnap_degree(db, rd, v, GSNAP_DIR_OUT, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, &dout));
-        CHECK_MSG(di == in[v] && dout == out[v], "%s: node %llu degrees %llu/%llu, expected %llu/%llu", when,
-                  (unsigned long long)v, (unsigned long long)di, (unsigned long long)dout,
-                  (unsigned long long)in[v], (unsigned long long)out[v]);
-    }
-}
 
 static void merge_to_the_default_shape(void) {
     char *dir = test_tmpdir("fanout_merge");
-    gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
-    o.sync = GSNAP_SYNC_NONE;
-    o.merge_fanout = 8;
-    gsnap_db *db;
-    OK(gsnap_db_open(dir, &o, &db));
     uint64_t in[NODES] = {0}, out[NODES] = {0}, rng = 21;
     int64_t t = 0;
-    int b = 0;
-    while (fullest_level(db) < 7 && b++ < 4 * BATCHES) commit_batch(db, &rng, in, out, &t);
-    CHECK_MSG(fullest_level(db) == 7, "fanout 8 never left 7 runs on a level");
+    gsnap_db *db = filled(dir, 8, &rng, in, out, &t);
+    gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
     uint64_t v0, v1, base, deltas;
     OK(gsnap_db_version(db, &v0));
     gsnap_db_stat st0, st1;
@@ -195,7 +193,6 @@ static void merge_to_the_default_shape(void) {
     gsnap_db_close(db);
 
     o.read_only = 1;
-    o.merge_fanout = 0;
     OK(gsnap_db_open(dir, &o, &db));
     CHECK(gsnap_db_merge(db, 0) == GSNAP_EACCES);
     gsnap_db_close(db);

@@ -241,6 +241,18 @@ done:
     return rc;
 }
 
+/* After a bulk load: the merges of the default fanout (gsnap_db_merge), so
+ * that the store has the shape a default handle keeps. Every batch is
+ * committed: a failure loses nothing, and a later commit of any handle
+ * merges what is left. Its time into *secs. */
+static int merge_after_load(gsnap_db *db, double *secs)
+{
+    double t0 = now_s();
+    int rc = gsnap_db_merge(db, GSNAP_MERGE_FANOUT);
+    *secs = now_s() - t0;
+    return rc;
+}
+
 int cmd_ingest(int argc, char **argv)
 {
     static const struct option lo[] = {
@@ -341,16 +353,15 @@ int cmd_ingest(int argc, char **argv)
                         (unsigned long long)rep.last_version);
             else
                 cli_err("nothing was committed");
+            /* what was committed is left in the default's shape too */
+            if (bulk && rep.batches && merge_after_load(db, &merge_s) != GSNAP_OK)
+                cli_err("merging what was committed: %s (a later commit merges it)", gsnap_db_errmsg(db));
             goto done;
         }
         if (rep.bad_lines)
             snprintf(first_bad, sizeof first_bad, "%s", gsnap_db_errmsg(db));
         if (bulk) {
-            /* Every batch is committed: a failure here loses nothing, and a
-             * later commit of any handle merges what is left. */
-            double t0 = now_s();
-            rc = gsnap_db_merge(db, GSNAP_MERGE_FANOUT);
-            merge_s = now_s() - t0;
+            rc = merge_after_load(db, &merge_s);
             rep.seconds += merge_s;
             if (rc != GSNAP_OK) {
                 ret = cli_lib_err(db, rc, "merging after the load (every batch is committed)");

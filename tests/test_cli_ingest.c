@@ -613,6 +613,23 @@ int main(void)
             CHECK_MSG(n[k] == 60 && (k == 0 || memcmp(srcs[k], srcs[0], 60 * sizeof srcs[0][0]) == 0), "%s: %llu in-neighbours",
                       how[k], (unsigned long long)n[k]);
         }
+        /* a bad line stops the load: what was committed is merged to the
+         * default's shape all the same */
+        {
+            FILE *f = fopen(file, "a");
+            CHECK(f != NULL);
+            if (f) {
+                fputs("1 2 x\n", f);
+                fclose(f);
+            }
+        }
+        fresh_db(db);
+        rc = run("-d", db, "ingest", "--batch", "3", file, NULL);
+        CHECK_MSG(rc == 1 && strstr(err_buf, "edges.tsv:301") && strstr(err_buf, "100 batches"), "bad line: rc %d %s",
+                  rc, err_buf);
+        most = db_shape(db, &deltas, &base);
+        CHECK_MSG(most < GSNAP_MERGE_FANOUT && deltas < base, "after a bad line: %u runs on a level, deltas %llu, base %llu",
+                  most, (unsigned long long)deltas, (unsigned long long)base);
     }
 
     /* ---- a direction the database does not keep: exit 1, clear message ---- */

@@ -341,6 +341,22 @@ int main(void)
     CHECK(strstr(out_buf, "Exit codes") != NULL);
     CHECK(run("--version", NULL) == 0 && strstr(out_buf, GSNAP_VERSION_STRING));
     CHECK(run("-V", NULL) == 0 && strstr(out_buf, "graphsnap"));
+    /* the heap on huge pages: the CLI runs itself again with glibc's
+     * tunable added (not when valgrind runs it: its exec would leave
+     * valgrind; the suite under valgrind preloads it into this child too) */
+    unsetenv("GLIBC_TUNABLES");
+    unsetenv("GRAPHSNAP_HUGE_HEAP");
+    if (!getenv("GSNAP_VALGRIND"))
+        CHECK_MSG(run("--version", NULL) == 0 && strstr(out_buf, "heap: transparent huge pages asked"), "%s", out_buf);
+    setenv("GLIBC_TUNABLES", "glibc.malloc.check=0", 1); /* another tunable: kept, ours added */
+    if (!getenv("GSNAP_VALGRIND"))
+        CHECK_MSG(run("--version", NULL) == 0 && strstr(out_buf, "heap: transparent huge pages asked"), "%s", out_buf);
+    setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=0", 1); /* the user's choice stands */
+    CHECK_MSG(run("--version", NULL) == 0 && strstr(out_buf, "heap: 4 KiB pages (GLIBC_TUNABLES"), "%s", out_buf);
+    unsetenv("GLIBC_TUNABLES");
+    setenv("GRAPHSNAP_HUGE_HEAP", "0", 1);
+    CHECK_MSG(run("--version", NULL) == 0 && strstr(out_buf, "heap: 4 KiB pages (GRAPHSNAP_HUGE_HEAP=0"), "%s", out_buf);
+    unsetenv("GRAPHSNAP_HUGE_HEAP");
     CHECK(run("help", "ingest", NULL) == 0 && strstr(out_buf, "Usage: graphsnap ingest"));
     CHECK(run("help", NULL) == 0 && strstr(out_buf, "Commands"));
     {

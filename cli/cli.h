@@ -45,6 +45,9 @@ extern int cli_read_only;
  *  SIGABRT: damaged LMDB pages) into "corrupt LMDB file at page N of FILE"
  *  and exit code 1 (cli/guard.c). GRAPHSNAP_NO_GUARD=1 runs it in-process. */
 int cli_guarded(int (*fn)(int, char **), int argc, char **argv);
+/* 1 when this process's heap is on transparent huge pages (main.c: glibc's
+ * glibc.malloc.hugetlb tunable is set and not 0). */
+int cli_huge_heap(void);
 
 /* ---- messages ------------------------------------------------------------- */
 

@@ -383,8 +383,9 @@ int cmd_ingest(int argc, char **argv)
                (unsigned long long)rep.last_version, (unsigned long long)rep.bad_lines,
                (unsigned long long)rep.first_bad_line);
         cli_json_str(stdout, rep.bad_lines ? first_bad : NULL);
-        printf(",\"bulk_load\":%s,\"seconds\":%.6f,\"merge_seconds\":%.6f,\"edges_per_second\":%.1f}\n",
-               bulk ? "true" : "false", rep.seconds, merge_s, eps);
+        printf(",\"bulk_load\":%s,\"huge_heap\":%s,\"seconds\":%.6f,\"merge_seconds\":%.6f,"
+               "\"edges_per_second\":%.1f}\n",
+               bulk ? "true" : "false", cli_huge_heap() ? "true" : "false", rep.seconds, merge_s, eps);
     } else {
         if (dry)
             printf("dry run    (nothing written)\n");

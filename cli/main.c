@@ -23,35 +23,36 @@ typedef struct {
     const char *name;
     int (*fn)(int argc, char **argv);
     const char *help; /* one line */
+    int big_heap;     /* fills hundreds of MiB of heap: runs on huge pages (heap_on_huge_pages) */
 } cli_command;
 
 static int cmd_help(int argc, char **argv);
 
 /* The dispatch table, in the order `graphsnap --help` lists it. */
 static const cli_command commands[] = {
-    {"init", cmd_init, "create a database"},
-    {"ingest", cmd_ingest, "load edge events from a TSV/CSV file or stdin, in atomic batches"},
-    {"neighbors", cmd_neighbors, "point-in-time neighbours of a node (at time T, as of version V)"},
-    {"degree", cmd_degree, "point-in-time degree of a node"},
-    {"stat", cmd_stat, "database statistics"},
+    {"init", cmd_init, "create a database", 0},
+    {"ingest", cmd_ingest, "load edge events from a TSV/CSV file or stdin, in atomic batches", 1},
+    {"neighbors", cmd_neighbors, "point-in-time neighbours of a node (at time T, as of version V)", 0},
+    {"degree", cmd_degree, "point-in-time degree of a node", 0},
+    {"stat", cmd_stat, "database statistics", 0},
     /* @@CLI_COMMANDS@@ other modules: add one line each below, e.g.
-     *   {"snapshot", cmd_snapshot, "create, list, show or drop snapshots"}, */
-    {"snapshot", cmd_snapshot, "create, list, show or drop snapshots"},
-    {"khop", cmd_khop, "k-hop neighbourhoods N_1..N_k of nodes, read from a snapshot's slabs"},
-    {"check", cmd_check, "verify the store and every snapshot (checksums, slab pointers)"},
-    {"sample", cmd_sample, "sample GNN mini-batches (FBL, FCR, OTF modes): throughput, hit rates"},
-    {"refresh", cmd_refresh, "OTF refresh of a snapshot's caches as its next generation"},
-    {"temporal-sample", cmd_temporal_sample, "temporal neighbour sampling of (node, time) roots (TGL-style)"},
-    {"temporal-events", cmd_temporal_events, "the events in time order, in batches, with negative destinations"},
+     *   {"snapshot", cmd_snapshot, "create, list, show or drop snapshots", 1}, (1: big_heap) */
+    {"snapshot", cmd_snapshot, "create, list, show or drop snapshots", 1},
+    {"khop", cmd_khop, "k-hop neighbourhoods N_1..N_k of nodes, read from a snapshot's slabs", 0},
+    {"check", cmd_check, "verify the store and every snapshot (checksums, slab pointers)", 1},
+    {"sample", cmd_sample, "sample GNN mini-batches (FBL, FCR, OTF modes): throughput, hit rates", 1},
+    {"refresh", cmd_refresh, "OTF refresh of a snapshot's caches as its next generation", 1},
+    {"temporal-sample", cmd_temporal_sample, "temporal neighbour sampling of (node, time) roots (TGL-style)", 1},
+    {"temporal-events", cmd_temporal_events, "the events in time order, in batches, with negative destinations", 1},
 
-    {"attr", cmd_attr, "node attribute tables (features, labels): create, ingest, get, list"},
-    {"backup", cmd_backup, "online, consistent copy of the database (store + snapshot slabs)"},
-    {"dump", cmd_dump, "write the database as portable text (versions, events, snapshots)"},
-    {"load", cmd_load, "load a dump into an empty database (or append versions)"},
-    {"compact", cmd_compact, "retention: fold history before a horizon, shrink the file"},
-    {"log", cmd_log, "versions with commit time, event counts and source"},
-    {"diff", cmd_diff, "edges added and removed between two versions"},
-    {"help", cmd_help, "show the help of a command"},
+    {"attr", cmd_attr, "node attribute tables (features, labels): create, ingest, get, list", 1},
+    {"backup", cmd_backup, "online, consistent copy of the database (store + snapshot slabs)", 0},
+    {"dump", cmd_dump, "write the database as portable text (versions, events, snapshots)", 1},
+    {"load", cmd_load, "load a dump into an empty database (or append versions)", 1},
+    {"compact", cmd_compact, "retention: fold history before a horizon, shrink the file", 1},
+    {"log", cmd_log, "versions with commit time, event counts and source", 0},
+    {"diff", cmd_diff, "edges added and removed between two versions", 0},
+    {"help", cmd_help, "show the help of a command", 0},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -229,21 +230,38 @@ static void keep_freed_memory(void)
 
 /* glibc reads its tunables once, as the program starts (GLIBC_TUNABLES):
  * glibc.malloc.hugetlb=1 has malloc advise transparent huge pages for the
- * heap it grows (THP "madvise" mode, Debian's default). Commands fill
- * hundreds of MiB of fresh heap (merge outputs, an advance's lists), and
- * in 4 KiB pages each first touch is a page fault, dear on a VM: R-MAT-20
- * CLI ingest 2.15-2.36 -> 2.73-2.84 M edges/s, an R-MAT-18 snapshot
- * advance 1.83-1.95 -> 1.52-1.58 s (docs/benchmarks.md "The CLI's heap on
- * huge pages"). So the program runs itself again once, with the tunable
- * added, unless the environment names it already (the user's choice, or
- * this second run), GRAPHSNAP_HUGE_HEAP=0 says no, or valgrind runs it (its
- * exec would leave valgrind). When the exec fails it goes on as it is. */
-static void heap_on_huge_pages(char **argv)
+ * heap it grows (THP "madvise" mode, Debian's default). The commands marked
+ * big_heap fill hundreds of MiB of fresh heap (merge outputs, an advance's
+ * lists), and in 4 KiB pages each first touch is a page fault, dear on a
+ * VM: R-MAT-20 CLI ingest 2.15-2.36 -> 2.73-2.84 M edges/s, an R-MAT-18
+ * snapshot advance 1.83-1.95 -> 1.52-1.58 s (docs/benchmarks.md "The CLI's
+ * heap on huge pages"). So such a command runs the program again once, with
+ * the tunable added; the others do not pay the exec (4-5 ms a command).
+ * Why not, or NULL when it should: the environment names the tunable already
+ * (the user's choice, or this second run), GRAPHSNAP_HUGE_HEAP=0, or valgrind
+ * runs the program (its exec would leave valgrind). */
+static const char *no_huge_heap(void)
 {
 #ifdef __GLIBC__
     const char *off = getenv("GRAPHSNAP_HUGE_HEAP"), *t = getenv("GLIBC_TUNABLES"), *pre = getenv("LD_PRELOAD");
-    if ((off && strcmp(off, "0") == 0) || (t && strstr(t, "glibc.malloc.hugetlb")) || (pre && strstr(pre, "vgpreload")))
-        return;
+    const char *h = t ? strstr(t, "glibc.malloc.hugetlb=") : NULL;
+    if (h) return h[21] == '0' ? "4 KiB pages (GLIBC_TUNABLES glibc.malloc.hugetlb=0)"
+                               : "transparent huge pages (GLIBC_TUNABLES glibc.malloc.hugetlb)";
+    if (off && strcmp(off, "0") == 0) return "4 KiB pages (GRAPHSNAP_HUGE_HEAP=0)";
+    if (pre && strstr(pre, "vgpreload")) return "4 KiB pages (valgrind)";
+    return NULL;
+#else
+    return "the C library's default pages (not glibc)";
+#endif
+}
+
+/* Run the program again with glibc.malloc.hugetlb=1 added (see above); when
+ * the exec fails it goes on as it is. */
+static void heap_on_huge_pages(char **argv)
+{
+#ifdef __GLIBC__
+    if (no_huge_heap()) return;
+    const char *t = getenv("GLIBC_TUNABLES");
     char self[4096], *old = t ? strdup(t) : NULL, *v;
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     size_t len = (old ? strlen(old) + 1 : 0) + sizeof "glibc.malloc.hugetlb=1";
@@ -267,14 +285,10 @@ static void heap_on_huge_pages(char **argv)
 #endif
 }
 
-/* What --version says of the heap: whether glibc was asked for huge pages. */
-static const char *heap_mode(void)
+int cli_huge_heap(void)
 {
-    const char *t = getenv("GLIBC_TUNABLES");
-    const char *h = t ? strstr(t, "glibc.malloc.hugetlb=") : NULL;
-    if (!h) return "4 KiB pages (GRAPHSNAP_HUGE_HEAP=0, valgrind, or no re-exec)";
-    return h[21] == '0' ? "4 KiB pages (GLIBC_TUNABLES glibc.malloc.hugetlb=0)"
-                        : "transparent huge pages asked (GLIBC_TUNABLES glibc.malloc.hugetlb)";
+    const char *t = getenv("GLIBC_TUNABLES"), *h = t ? strstr(t, "glibc.malloc.hugetlb=") : NULL;
+    return h && h[21] != '0';
 }
 
 int main(int argc, char **argv)
@@ -283,7 +297,6 @@ int main(int argc, char **argv)
     const char *env;
     int i, rc;
 
-    heap_on_huge_pages(argv);
     keep_freed_memory();
     env = getenv("GRAPHSNAP_DB");
 
@@ -296,7 +309,10 @@ int main(int argc, char **argv)
             return out_checked(CLI_OK);
         }
         if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
-            printf("graphsnap %s (libgraphsnap %s)\nheap: %s\n", GSNAP_VERSION_STRING, gsnap_version(), heap_mode());
+            const char *why = no_huge_heap();
+            printf("graphsnap %s (libgraphsnap %s)\nheap: %s\n", GSNAP_VERSION_STRING, gsnap_version(),
+                   why ? why : "transparent huge pages for the commands that fill large heaps (they run again "
+                               "with GLIBC_TUNABLES glibc.malloc.hugetlb=1)");
             return out_checked(CLI_OK);
         }
         if (strcmp(a, "--read-only") == 0) {
@@ -326,6 +342,8 @@ int main(int argc, char **argv)
     if (!c)
         return cli_usage_err("unknown command '%s'", argv[i]);
     cli_cmd = c->name;
+    if (c->big_heap)
+        heap_on_huge_pages(argv);
     rc = cli_guarded(c->fn, argc - i, argv + i);
     return out_checked(rc);
 }

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static void to_ev(const gsnap_rec *r, gsnap_store_ev *e) {
     e->nbr = r->nbr;
     e->t = r->t;

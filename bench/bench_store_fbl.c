@@ -7,8 +7,12 @@
  *   bench_store_fbl --input FILE [--format bin|tsv] [--batch 100000]
  *                   [--queries 50] [--fanouts 10,10]... [--seeds 1024]
  *                   [--batches 40] [--seconds 10] [--compact] [--out FILE]
- *                   [--lat FILE] [--merge-fanout F]
+ *                   [--lat FILE] [--merge-fanout F] [--malloc keep|default]
  *
+ * --malloc keep (the default) calls gsnap_keep_freed_memory() first, as the
+ * CLI does and as docs/store.md advises a process that ingests and queries;
+ * the CSR and the LMDB table live in the same process and get it too.
+ * --malloc default leaves glibc's policy (freed large blocks given back).
  * graphsnap: both directions, GSNAP_SYNC_FULL, one commit per --batch edges;
  * after every commit --queries in-neighbour queries (v uniform over the
  * stream's nodes with in-edges, T uniform over the stream's times, latest
@@ -130,6 +134,7 @@ typedef struct {
     const char *input, *fmt, *out, *lat;
     size_t batch, queries, nseeds;
     unsigned fanout; /* --merge-fanout: gsnap_db_options.merge_fanout of the ingest (0: default) */
+    int keep_memory; /* --malloc keep (default) | default: gsnap_keep_freed_memory() at start */
     unsigned batches;
     double seconds;
     int compact, nfans;
@@ -284,7 +289,7 @@ static double run_gs(gsnap_db *db, uint64_t n, const opts_t *o, int fi, uint64_t
 }
 
 static void parse(int argc, char **argv, opts_t *o) {
-    *o = (opts_t){.batch = 100000, .queries = 50, .nseeds = 1024, .batches = 40, .seconds = 10};
+    *o = (opts_t){.batch = 100000, .queries = 50, .nseeds = 1024, .batches = 40, .seconds = 10, .keep_memory = 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--compact")) { o->compact = 1; continue; }
@@ -295,7 +300,10 @@ static void parse(int argc, char **argv, opts_t *o) {
         else if (!strcmp(a, "--out")) o->out = v;
         else if (!strcmp(a, "--lat")) o->lat = v;
         else if (!strcmp(a, "--merge-fanout")) o->fanout = (unsigned)strtoul(v, NULL, 10);
-        else if (!strcmp(a, "--batch")) o->batch = strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--malloc")) {
+            if (strcmp(v, "keep") && strcmp(v, "default")) die("--malloc", "is keep or default");
+            o->keep_memory = !strcmp(v, "keep");
+        } else if (!strcmp(a, "--batch")) o->batch = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--queries")) o->queries = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--seeds")) o->nseeds = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--batches")) o->batches = (unsigned)strtoul(v, NULL, 10);
@@ -388,6 +396,9 @@ int main(int argc, char **argv) {
     opts_t o;
     parse(argc, argv, &o);
     if (o.out && !(bench_out = fopen(o.out, "w"))) die(o.out, "cannot create");
+    /* before anything is allocated: the whole process, the CSR and the LMDB
+     * table included, keeps what it frees (as the CLI does) */
+    if (o.keep_memory) gchk(gsnap_keep_freed_memory(), "gsnap_keep_freed_memory");
     int bin = o.fmt ? !strcmp(o.fmt, "bin") : strstr(o.input, ".bin") != NULL;
     size_t m;
     edge *e = read_edges(o.input, bin, 0, &m);
@@ -400,8 +411,10 @@ int main(int argc, char **argv) {
         if (e[i].t > tmax) tmax = e[i].t;
     }
     say("# bench_store_fbl: %s: %zu edges, %llu node ids; batches of %zu edges (GSNAP_SYNC_FULL, both "
-        "directions), %zu queries after each; FBL %zu seeds, up to %u batches or %.0f s per engine\n",
-        o.input, m, (unsigned long long)n, o.batch, o.queries, o.nseeds, o.batches, o.seconds);
+        "directions), %zu queries after each; FBL %zu seeds, up to %u batches or %.0f s per engine; "
+        "freed memory %s\n",
+        o.input, m, (unsigned long long)n, o.batch, o.queries, o.nseeds, o.batches, o.seconds,
+        o.keep_memory ? "kept (gsnap_keep_freed_memory)" : "given back (glibc's default)");
     csr_ids g;
     csr_t q;
     csr_build(&g, &q, e, m, n);

@@ -15,9 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 
 typedef struct {
     const char *name;
@@ -206,28 +203,6 @@ static int out_checked(int rc)
     return rc;
 }
 
-/* The process's allocator keeps what it frees. A merge into the base
- * allocates buffers of hundreds of MiB (the new base's values, LMDB's pages
- * for them) and frees them at its end; glibc serves such sizes with mmap and
- * unmaps them on free, so every merge faulted each page in again (10 % of
- * an R-MAT SCALE 20 ingest's samples). From the heap, without trimming, the
- * next merge reuses those pages: 1.62-1.66 M -> 1.89-2.10 M edges/s there
- * (docs/benchmarks.md), peak RSS 797 -> 837 MB. The CLI is a short-lived
- * process of ours; the library leaves the allocator of the program that
- * embeds it alone. Under valgrind or a sanitizer, which bring their own
- * allocator, mallopt does nothing. */
-static void keep_freed_memory(void)
-{
-#ifdef __GLIBC__
-    (void)mallopt(M_MMAP_MAX, 0);
-    (void)mallopt(M_TRIM_THRESHOLD, INT_MAX);
-    /* one arena: a thread's own arena cannot hold such buffers (its heaps
-     * are at most 64 MiB) and would map them afresh each time (the merge's
-     * second direction runs on a thread): 2.04-2.05 -> 2.10-2.15 M edges/s */
-    (void)mallopt(M_ARENA_MAX, 1);
-#endif
-}
-
 /* glibc reads its tunables once, as the program starts (GLIBC_TUNABLES):
  * glibc.malloc.hugetlb=1 has malloc advise transparent huge pages for the
  * heap it grows (THP "madvise" mode, Debian's default). The commands marked
@@ -297,7 +272,13 @@ int main(int argc, char **argv)
     const char *env;
     int i, rc;
 
-    keep_freed_memory();
+    /* The allocator keeps what the process frees: every merge of an ingest
+     * allocates and frees buffers of hundreds of MiB, which glibc would
+     * unmap and the next merge fault in again (R-MAT SCALE 20 ingest
+     * 1.62-1.66 M -> 1.89-2.10 M edges/s, peak RSS 797 -> 837 MB;
+     * docs/benchmarks.md). Best effort: ENOTSUP off glibc; under valgrind or
+     * a sanitizer, which bring their own allocator, it does nothing. */
+    (void)gsnap_keep_freed_memory();
     env = getenv("GRAPHSNAP_DB");
 
     if (env && *env)

@@ -73,6 +73,20 @@ const char *gsnap_strerror(int code);
 /** Free memory that a function documents as "free with gsnap_free". NULL ok. */
 void gsnap_free(void *p);
 
+/** Opt-in, process-wide: have the C allocator keep the memory the process
+ *  frees for its own reuse instead of giving it back to the kernel (glibc:
+ *  no mmap for large blocks, no trimming of the heap, one arena for all
+ *  threads). For a program that ingests and queries in one process: each
+ *  commit and merge frees MiBs to hundreds of MiB, and giving them back makes
+ *  the next commit fault them in again and, on a VM, disturbs the queries
+ *  that run right after (docs/store.md, "Memory of a process that ingests").
+ *  The resident size then stays near its peak until the process exits.
+ *  Call it once, early, before threads start (arenas already made stay).
+ *  The library never calls it itself; the graphsnap CLI does.
+ *  Returns 0, or GSNAP_ENOTSUP when the C library is not glibc or refused a
+ *  setting. Thread-safe; calling it again changes nothing. */
+int gsnap_keep_freed_memory(void);
+
 /** Progress of a long operation (snapshot build, advance, backup, load, ...):
  *  called from the calling thread with the current phase (a short static
  *  string such as "scan" or "join hop 2"), the units done and the total

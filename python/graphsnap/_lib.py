@@ -248,6 +248,7 @@ def _decl(name: str, restype, *argtypes, optional: bool = False) -> bool:
 _decl("gsnap_version", c_char_p)
 _decl("gsnap_strerror", c_char_p, c_int)
 _decl("gsnap_free", None, c_void_p)
+HAVE_KEEP_MEMORY = _decl("gsnap_keep_freed_memory", c_int, optional=True)
 _decl("gsnap_db_open", c_int, c_char_p, POINTER(DbOptions), POINTER(P))
 _decl("gsnap_last_open_error", c_char_p)
 _decl("gsnap_db_close", None, P)

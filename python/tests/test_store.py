@@ -227,3 +227,35 @@ def test_read_cache_bytes_same_answers(tmp_path):
         gs.Database(path, create=False, read_cache_bytes="64M")
     with pytest.raises(ValueError):
         gs.Database(path, create=False, read_cache_bytes=1 << 64)  # would wrap to 0 in the C field
+
+
+_KEEP_CHILD = r"""
+import sys, numpy as np, graphsnap as gs
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+if sys.argv[1] == "keep":
+    gs.keep_freed_memory()
+    gs.keep_freed_memory()  # again: no error
+r0 = rss()
+a = np.ones(8 << 20)     # 64 MiB from malloc, every page touched
+del a
+print(rss() - r0)
+"""
+
+
+def test_keep_freed_memory_keeps_a_freed_block_resident():
+    """In a child process each (the setting is process-wide): without the
+    call glibc gives a freed 64 MiB array back; with it the pages stay."""
+    import subprocess
+    import sys
+    if not gs.HAVE_KEEP_MEMORY:
+        pytest.skip("libgraphsnap without gsnap_keep_freed_memory")
+    def kept(mode):
+        r = subprocess.run([sys.executable, "-c", _KEEP_CHILD, mode], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        return int(r.stdout.split()[-1])
+    control = kept("default")
+    if control > 8 << 20:
+        pytest.skip("this allocator keeps freed blocks already (not glibc's)")
+    assert kept("keep") > 56 << 20

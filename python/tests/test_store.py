@@ -251,8 +251,13 @@ def test_keep_freed_memory_keeps_a_freed_block_resident():
     import sys
     if not gs.HAVE_KEEP_MEMORY:
         pytest.skip("libgraphsnap without gsnap_keep_freed_memory")
+    import os
+    # the child imports this same package and library, wherever pytest found them
+    env = dict(os.environ, GRAPHSNAP_LIB=str(gs.LIBRARY_PATH),
+               PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.dirname(gs.__file__)),
+                                           os.environ.get("PYTHONPATH", "")]))
     def kept(mode):
-        r = subprocess.run([sys.executable, "-c", _KEEP_CHILD, mode], capture_output=True, text=True)
+        r = subprocess.run([sys.executable, "-c", _KEEP_CHILD, mode], capture_output=True, text=True, env=env)
         assert r.returncode == 0, r.stderr
         return int(r.stdout.split()[-1])
     control = kept("default")

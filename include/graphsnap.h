@@ -80,8 +80,9 @@ void gsnap_free(void *p);
  *  commit and merge frees MiBs to hundreds of MiB, and giving them back makes
  *  the next commit fault them in again and, on a VM, disturbs the queries
  *  that run right after (docs/store.md, "Memory of a process that ingests").
- *  The resident size then stays near its peak until the process exits.
- *  Call it once, early, before threads start (arenas already made stay).
+ *  The price: the resident size stays near its peak until the process
+ *  exits, and all threads share one arena (malloc's lock). Call it once,
+ *  early, before threads start (arenas already made stay).
  *  The library never calls it itself; the graphsnap CLI does.
  *  Returns 0, or GSNAP_ENOTSUP when the C library is not glibc or refused a
  *  setting. Thread-safe; calling it again changes nothing. */

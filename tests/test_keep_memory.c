@@ -17,11 +17,13 @@ static long rss_bytes(void) {
     return res < 0 ? -1 : res * sysconf(_SC_PAGESIZE);
 }
 
+/* Write a byte of every page of the BIG bytes at p (volatile: not elided as
+ * dead stores before the free). */
+static void touch(unsigned char *p, unsigned char v) {
+    for (size_t i = 0; i < BIG; i += 4096) ((volatile unsigned char *)p)[i] = v;
+}
 /* Allocate BIG bytes, touch every page, free them: how much of it stayed
  * resident (bytes of RSS growth after the free). */
-static void touch(unsigned char *p, unsigned char v) {
-    for (size_t i = 0; i < BIG; i += 4096) ((volatile unsigned char *)p)[i] = v; /* not elided before free */
-}
 static long kept_after_free(void) {
     long r0 = rss_bytes();
     unsigned char *p = malloc(BIG);

@@ -230,10 +230,10 @@ def test_read_cache_bytes_same_answers(tmp_path):
 
 
 _KEEP_CHILD = r"""
-import sys, numpy as np, graphsnap as gs
+import os, sys, numpy as np, graphsnap as gs
 def rss():
     with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * 4096
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 if sys.argv[1] == "keep":
     gs.keep_freed_memory()
     gs.keep_freed_memory()  # again: no error

@@ -23,14 +23,20 @@ int gsnap_store__check_dir(gsnap_db *db, gsnap_dir dir) {
     return 0;
 }
 
-static int scratch_push(gsnap_read *rd, const gsnap_rec *r, size_t *n) {
-    if (*n == rd->scratch_cap) {
-        size_t nc = rd->scratch_cap ? rd->scratch_cap * 2 : 256;
-        gsnap_rec *ns = realloc(rd->scratch, nc * sizeof *ns);
-        if (!ns) return GSNAP_ENOMEM;
-        rd->scratch = ns;
-        rd->scratch_cap = nc;
-    }
+/* The scratch buffer doubled (out of line: scratch_push inlines into the
+ * record loops without it). */
+__attribute__((noinline)) static int scratch_grow(gsnap_read *rd) {
+    size_t nc = rd->scratch_cap ? rd->scratch_cap * 2 : 256;
+    gsnap_rec *ns = realloc(rd->scratch, nc * sizeof *ns);
+    if (!ns) return GSNAP_ENOMEM;
+    rd->scratch = ns;
+    rd->scratch_cap = nc;
+    return 0;
+}
+
+static inline int scratch_push(gsnap_read *rd, const gsnap_rec *r, size_t *n) {
+    int rc;
+    if (*n == rd->scratch_cap && (rc = scratch_grow(rd))) return rc;
     rd->scratch[(*n)++] = *r;
     return 0;
 }

@@ -215,13 +215,21 @@ static int out_checked(int rc)
  * Why not, or NULL when it should: the environment names the tunable already
  * (the user's choice, or this second run), GRAPHSNAP_HUGE_HEAP=0, or valgrind
  * runs the program (its exec would leave valgrind). */
+/* The value of glibc.malloc.hugetlb in GLIBC_TUNABLES, or NULL when it is
+ * not named there. */
+static const char *hugetlb_tunable(void)
+{
+    static const char name[] = "glibc.malloc.hugetlb=";
+    const char *t = getenv("GLIBC_TUNABLES"), *h = t ? strstr(t, name) : NULL;
+    return h ? h + sizeof name - 1 : NULL;
+}
+
 static const char *no_huge_heap(void)
 {
 #ifdef __GLIBC__
-    const char *off = getenv("GRAPHSNAP_HUGE_HEAP"), *t = getenv("GLIBC_TUNABLES"), *pre = getenv("LD_PRELOAD");
-    const char *h = t ? strstr(t, "glibc.malloc.hugetlb=") : NULL;
-    if (h) return h[21] == '0' ? "4 KiB pages (GLIBC_TUNABLES glibc.malloc.hugetlb=0)"
-                               : "transparent huge pages (GLIBC_TUNABLES glibc.malloc.hugetlb)";
+    const char *off = getenv("GRAPHSNAP_HUGE_HEAP"), *pre = getenv("LD_PRELOAD"), *h = hugetlb_tunable();
+    if (h) return *h == '0' ? "4 KiB pages (GLIBC_TUNABLES glibc.malloc.hugetlb=0)"
+                            : "transparent huge pages (GLIBC_TUNABLES glibc.malloc.hugetlb)";
     if (off && strcmp(off, "0") == 0) return "4 KiB pages (GRAPHSNAP_HUGE_HEAP=0)";
     if (pre && strstr(pre, "vgpreload")) return "4 KiB pages (valgrind)";
     return NULL;
@@ -262,8 +270,8 @@ static void heap_on_huge_pages(char **argv)
 
 int cli_huge_heap(void)
 {
-    const char *t = getenv("GLIBC_TUNABLES"), *h = t ? strstr(t, "glibc.malloc.hugetlb=") : NULL;
-    return h && h[21] != '0';
+    const char *h = hugetlb_tunable();
+    return h && *h != '0';
 }
 
 int main(int argc, char **argv)

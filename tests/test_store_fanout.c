@@ -152,7 +152,6 @@ static void records(gsnap_db *db, uint64_t *base, uint64_t *deltas) {
     gsnap_read_end(rd);
 }
 
-
 static void merge_to_the_default_shape(void) {
     char *dir = test_tmpdir("fanout_merge");
     uint64_t in[NODES] = {0}, out[NODES] = {0}, rng = 21;

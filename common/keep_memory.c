@@ -8,10 +8,11 @@
  * its mmap-served blocks, trimming the heap's top), and the next commit
  * faults them in again. On a VM, giving memory back also disturbs the
  * threads that keep running: right after a process unmaps 1 GiB, timed
- * 0.2 us loops on this project's 2-core VM took p99 34 us instead of 0.4 us
- * for the next few milliseconds; an in-memory CSR in a process that had just
- * ingested R-MAT SCALE 18 answered 1-hop queries with p99 7.3-10.3 us, and
- * 1.2-1.3 us when the process had kept its memory (docs/benchmarks.md, "Queries
+ * 0.3 us loops on this project's 2-core VM took p99 7-26 us instead of
+ * 0.4-0.6 us for the next few milliseconds (bench/free_stall.c); an
+ * in-memory CSR in a process that had just ingested R-MAT SCALE 18 answered
+ * 1-hop queries with p99 7.3-10.3 us, and 1.2-1.3 us when the process had
+ * kept its memory (docs/benchmarks.md, "Queries
  * under ingest: memory kept"). The price: the resident size stays near its
  * peak, and with one arena all threads share malloc's lock. The library
  * never changes the allocator of a program on its own: the program asks.

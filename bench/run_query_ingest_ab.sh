@@ -28,7 +28,8 @@
 # the p50 (the issue's "p99 at most 10x its p50"), and the CSR's p50 / p99
 # (asked after the ingest; and, from this bench's builds that
 # write it, asked right after graphsnap at each commit, its caches
-# disturbed by the ingest as graphsnap's are), then per class "ours/csr"
+# disturbed by the ingest as graphsnap's are), the median / p99 of the
+# first query after each commit (the view's first), then per class "ours/csr"
 # medians, then the median of the answers of 0-2 neighbours by the number
 # of runs live at the query.
 set -eu
@@ -64,6 +65,10 @@ out = ["%s %s Q=%s: ingest %s edges/s, held copies %s MB, all %.2f/%.2f = %.1fx 
        sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], st.median(us), p99(us),
        p99(us) / st.median(us), st.median(csr), p99(csr),
        ", asked after each commit %.2f/%.2f" % (st.median(inter), p99(inter)) if inter else "")]
+# the first query after each commit (the view's first)
+first = sorted(float(r[5]) for r in rows if int(r[1]) == 0)
+if first:
+    out.append("first after a commit %.2f/%.2f (n %d) |" % (st.median(first), p99(first), len(first)))
 for lo, hi in ((0, 0), (1, 2), (3, 8), (9, 32), (33, 1 << 62)):
     sel = [r for r in rows if lo <= int(r[4]) <= hi and int(r[1]) >= 50]
     if sel:

@@ -331,6 +331,14 @@ static int commit_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
     return rc;
 }
 
+/* A node the sorted batch touched (the middle one of the first kept
+ * direction's), for the warm-up query after its commit; 0 when none. */
+static uint64_t warm_hint(const struct gsnap_sorted *s) {
+    for (int d = 0; d < 2; d++)
+        if (s->ntouched[d]) return s->touched[d][s->ntouched[d] / 2];
+    return 0;
+}
+
 int gsnap_batch_commit(gsnap_batch *b, uint64_t *version) {
     if (!b || b->magic != GSNAP_BATCH_MAGIC) return GSNAP_EINVAL;
     if (!b->db) { /* its database was closed: the batch was aborted then */
@@ -368,7 +376,9 @@ int gsnap_batch_commit(gsnap_batch *b, uint64_t *version) {
     /* The batch is durable now; merging is housekeeping in its own txns. A
      * failure there loses nothing and is retried at the next commit. */
     (void)gsnap_store__compact(db, 0);
-    gsnap_store__warm(db); /* verify the new runs before queries meet them (store/warm.c) */
+    /* verify the new runs before queries meet them, then warm the read path
+     * with a node this batch touched (store/warm.c) */
+    gsnap_store__warm(db, warm_hint(&c.s));
 out:
     gsnap_sorted_free(&c.s);
     batch_free(b);

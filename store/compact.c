@@ -300,7 +300,7 @@ int gsnap_db_merge(gsnap_db *db, unsigned fanout) {
                                 fanout, db->merge_fanout, GSNAP_MERGE_FANOUT_MAX);
     if (db->read_only) return gsnap_store__err(db, GSNAP_EACCES, "database '%s' is open read-only", db->path);
     int rc = compact_loop(db, 0, fanout ? fanout : db->merge_fanout);
-    if (rc == 0) gsnap_store__warm(db); /* as after a commit's merges (fence.c, warm.c) */
+    if (rc == 0) gsnap_store__warm(db, 0); /* as after a commit's merges (fence.c, warm.c) */
     return rc;
 }
 
@@ -314,7 +314,7 @@ int gsnap_db_compact(gsnap_db *db) {
     if (!db || db->magic != GSNAP_DB_MAGIC) return GSNAP_EINVAL;
     int rc = gsnap_store__compact(db, 1);
     if (rc || db->read_only) return rc;
-    gsnap_store__warm(db); /* index the new base, drop the merged runs' indexes (fence.c) */
+    gsnap_store__warm(db, 0); /* index the new base, drop the merged runs' indexes (fence.c) */
     rc = gsnap_db_shrink(db, NULL);
     return db->map_lost ? rc : 0; /* only a handle left unusable is this call's failure */
 }

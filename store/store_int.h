@@ -857,8 +857,11 @@ int gsnap_store__node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_
                              int *sorted, int *has_del);
 
 /* warm.c: after a commit, verify the live runs' Bloom filters and dense
- * values once this process has answered point queries (see the file). */
-void gsnap_store__warm(gsnap_db *db);
+ * values once this process has answered point queries (see the file), then
+ * ask node `hint` (any id; best one the commit wrote) once to warm the
+ * read path. */
+void gsnap_store__warm(gsnap_db *db, uint64_t hint);
+extern uint64_t gsnap_store__warm_queries; /* warm-up views asked (tests) */
 
 /* The distinct neighbour ids of `node` per run into rd->ids[0..*n), each
  * run's ids ascending, the runs' starts in rd->seg[0..*nseg] (rd->seg[*nseg]

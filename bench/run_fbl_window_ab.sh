@@ -8,7 +8,9 @@
 #   OLD=/tmp/base/build sh bench/run_fbl_window_ab.sh
 #
 # Inputs: R-MAT SCALE 18 x16 (build/tools/rmat --scale 18 --edge-factor 16
-# --seed 1 --binary, written under $DIR) and data/pgp.tsv when present.
+# --seed 1 --binary, written under $DIR) and data/pgp.tsv when present;
+# RMAT20=1 adds SCALE 20 (about a minute a run: the bench loads the LMDB
+# table too), RMAT20=only runs SCALE 20 alone.
 # Per round, input, window and fanouts the two builds alternate (old first
 # in odd rounds, new first in even ones):
 #   nice -n 5 B/bench/bench_store_fbl --input IN --format F --seconds 60
@@ -31,6 +33,11 @@ R18=$DIR/rmat18.bin
 [ -s "$R18" ] || "$NEW/tools/rmat" --scale 18 --edge-factor 16 --seed 1 --binary --out "$R18" 2> /dev/null
 INPUTS="$R18:bin"
 [ -s data/pgp.tsv ] && INPUTS="$INPUTS data/pgp.tsv:tsv"
+if [ -n "${RMAT20:-}" ]; then # RMAT20=1 adds R-MAT SCALE 20 x16, RMAT20=only runs it alone
+    R20=$DIR/rmat20.bin
+    [ -s "$R20" ] || "$NEW/tools/rmat" --scale 20 --edge-factor 16 --seed 1 --binary --out "$R20" 2> /dev/null
+    if [ "$RMAT20" = only ]; then INPUTS="$R20:bin"; else INPUTS="$INPUTS $R20:bin"; fi
+fi
 echo "# bench/run_fbl_window_ab.sh OLD=$OLD NEW=$NEW ROUNDS=$ROUNDS $(date -u +%FT%TZ) $(uptime)" > "$OUTF"
 echo "# columns: fanouts | graphsnap edges/s | lmdb edges/s | csr edges/s | vs lmdb | vs csr" >> "$OUTF"
 for r in $(seq 1 "$ROUNDS"); do

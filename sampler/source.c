@@ -31,6 +31,12 @@ static int st_begin(gsnap_samp__src *s, int64_t at_t, uint64_t as_of) {
     ss->at_t = at_t;
     ss->as_of = as_of;
     int rc = gsnap_read_begin(s->db, &ss->rd);
+    /* A sampler seeks every run of the store for each list it does not keep:
+     * the runs' fence indexes, held copies and run mask (store/fence.c) are
+     * built now rather than after the seeks that a lazy build waits for
+     * (on R-MAT-20 those were tens of thousands, a large part of a cold
+     * epoch; docs/sampler.md "Kept lists"). Nothing to build: a few checks. */
+    if (!rc) gsnap_store__index_runs(s->db, ss->rd);
     uint64_t key = 0;
     if (!rc && (rc = gsnap_store__answer_key(ss->rd, ss->dir, at_t, as_of, &key))) {
         gsnap_read_end(ss->rd);

@@ -188,6 +188,15 @@ size_t gsnap_store__distinct_ids(const gsnap_nbr *nb, size_t n, uint64_t *out);
 int gsnap_store__distinct_nbrs(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir, int64_t at_t,
                                uint64_t as_of, const uint64_t **ids, size_t *n);
 
+/** Prepare view rd (not NULL) for many point reads: build now the
+ *  in-memory indexes of its chunked runs that a reading process otherwise
+ *  builds once its seeks add up (fence indexes, held copies within
+ *  gsnap_db_options.read_cache_bytes, the run mask; store/fence.c), and let
+ *  rd use them. Changes no answer. Costs one verified pass over the runs
+ *  without an index (none when the commits of this process built them); a
+ *  call while another thread builds returns at once. */
+void gsnap_store__index_runs(gsnap_db *db, gsnap_read *rd);
+
 /** What gsnap_store__distinct_nbrs answers from in view rd (not NULL) at
  *  (at_t, as_of), as one number: the runs the view reads at as_of (their
  *  ids: never reused, and a run never changes), the retention horizon,

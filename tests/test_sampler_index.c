@@ -13,9 +13,10 @@
  *     mask is published;
  *   - the batches are valid against the test's own adjacency (every edge
  *     exists, each row has min(degree, fanout) distinct neighbours), and
- *     equal, batch for batch, to those of a sampler in a process whose
- *     handle had the indexes turned off (read_cache_bytes < 0 keeps the
- *     copies off; the lists and draws do not depend on how runs are read).
+ *     equal, batch for batch, to those of a sampler on a handle without
+ *     held copies (read_cache_bytes < 0: no copy and no run mask, the runs
+ *     sought through the map and the Bloom filters; the lists and draws do
+ *     not depend on how the runs are read).
  */
 #include "test.h"
 #include "store/store_int.h"
@@ -101,7 +102,7 @@ int main(void) {
     static unsigned char got[B][CAP], want[B][CAP];
     size_t glen[B], wlen[B];
 
-    /* the reference: a handle with no held copies, sampled first */
+    /* the reference: a handle without held copies, sampled first */
     gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
     o.read_cache_bytes = -1;
     gsnap_db *db;

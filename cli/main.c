@@ -203,6 +203,15 @@ static int out_checked(int rc)
     return rc;
 }
 
+/* The value of glibc.malloc.hugetlb in GLIBC_TUNABLES, or NULL when it is
+ * not named there. */
+static const char *hugetlb_tunable(void)
+{
+    static const char name[] = "glibc.malloc.hugetlb=";
+    const char *t = getenv("GLIBC_TUNABLES"), *h = t ? strstr(t, name) : NULL;
+    return h ? h + sizeof name - 1 : NULL;
+}
+
 /* glibc reads its tunables once, as the program starts (GLIBC_TUNABLES):
  * glibc.malloc.hugetlb=1 has malloc advise transparent huge pages for the
  * heap it grows (THP "madvise" mode, Debian's default). The commands marked
@@ -215,15 +224,6 @@ static int out_checked(int rc)
  * Why not, or NULL when it should: the environment names the tunable already
  * (the user's choice, or this second run), GRAPHSNAP_HUGE_HEAP=0, or valgrind
  * runs the program (its exec would leave valgrind). */
-/* The value of glibc.malloc.hugetlb in GLIBC_TUNABLES, or NULL when it is
- * not named there. */
-static const char *hugetlb_tunable(void)
-{
-    static const char name[] = "glibc.malloc.hugetlb=";
-    const char *t = getenv("GLIBC_TUNABLES"), *h = t ? strstr(t, name) : NULL;
-    return h ? h + sizeof name - 1 : NULL;
-}
-
 static const char *no_huge_heap(void)
 {
 #ifdef __GLIBC__

@@ -840,12 +840,12 @@ static void lazy_build(gsnap_db *db, gsnap_read *rd) {
         if (!(rd->runs[i].info.flags & GSNAP_RUN_DENSE) && (!rd->fence || !rd->fence[i]))
             recs += rd->runs[i].info.nrec;
     if (m < recs / GSNAP_FENCE_LAZY_RECS) return;
-    gsnap_fence__build_now(db, rd);
+    gsnap_store__index_runs(db, rd);
 }
 
-void gsnap_store__index_runs(gsnap_db *db, gsnap_read *rd) { gsnap_fence__build_now(db, rd); }
-
-void gsnap_fence__build_now(gsnap_db *db, gsnap_read *rd) {
+/* store.h: what a lazy build does, without waiting for the seeks to add up
+ * (a sampler over the store calls it as each batch begins). */
+void gsnap_store__index_runs(gsnap_db *db, gsnap_read *rd) {
     int idle = 0;
     if (!__atomic_compare_exchange_n(&db->fence_building, &idle, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) return;
     gsnap_fence__warm(db, rd);

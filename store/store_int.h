@@ -773,11 +773,6 @@ int gsnap_run__seek_held(gsnap_db *db, const gsnap_run_held *h, uint64_t run_id,
 #define GSNAP_FENCE_HELD_BYTES ((uint64_t)64 << 20)
 struct gsnap_fence;
 void gsnap_fence__warm(gsnap_db *db, gsnap_read *rd);
-/* What a lazy build does, without waiting for the seeks to add up: the
- * view's missing indexes (copies, run mask) built and taken by the view.
- * For a reader that will seek a lot (a sampler over the store). One thread
- * builds at a time; a call that finds another building returns at once. */
-void gsnap_fence__build_now(gsnap_db *db, gsnap_read *rd);
 int gsnap_fence__seek(gsnap_db *db, gsnap_read *rd, size_t ri, uint8_t dir, uint64_t node, gsnap_run_reader *rr,
                       int verify);
 void gsnap_fence__view_take(gsnap_db *db, gsnap_read *rd);

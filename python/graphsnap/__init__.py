@@ -13,7 +13,7 @@ from ._lib import LIBRARY_PATH, HAVE_KEEP_MEMORY, HAVE_FEATURES, HAVE_GATHER, HA
 from .errors import (GraphsnapError, NotFoundError, InvalidArgumentError, OutOfMemoryError,
                      IOFailure, CorruptError, ChecksumError, FormatError, ParseError, StateError,
                      BusyError, NoSpaceError, AccessError, ExistsError, NotSupportedError,
-                     RangeError, LMDBError, strerror, error as _error)
+                     RangeError, LMDBError, strerror, error as _error, ENOTSUP as _ENOTSUP)
 from .database import Database, Batch, AttrInfo, SnapshotInfo
 from .sampler import Sampler, MiniBatch, Block, MODES
 from ._dlpack import DLPackArray
@@ -30,7 +30,7 @@ def keep_freed_memory() -> None:
     on a VM, the queries right after it their tail (docs/store.md). Process
     wide; call it early. Raises NotSupportedError off glibc."""
     if not HAVE_KEEP_MEMORY:
-        raise NotSupportedError(-31913, "this libgraphsnap lacks gsnap_keep_freed_memory", "keep_freed_memory")
+        raise NotSupportedError(_ENOTSUP, "this libgraphsnap lacks gsnap_keep_freed_memory", "keep_freed_memory")
     rc = _clib.gsnap_keep_freed_memory()
     if rc:
         raise _error(rc, "the C library refused the allocator settings", "keep_freed_memory")

@@ -4,8 +4,12 @@
  * lists held in memory (sorted by t, answered by a binary search and a copy)
  * in the same process.
  *
- *   bench_big_answers --db DIR [--min 129] [--max 4000] [--reps 20] [--out FILE]
+ *   bench_big_answers --db DIR [--min 129] [--max 4000] [--reps 20] [--merge F] [--out FILE]
  *
+ * --merge F first merges DIR's runs as a handle of merge fanout F would
+ * (gsnap_db_merge: no version added, no answer changed, the database
+ * rewritten in place: give it a copy), so that the same answers can be
+ * timed over fewer runs (F = 2 leaves the base and at most one delta run).
  * Opens DIR read-only, takes every node whose in-degree (now) is in
  * [--min, --max], and asks each --reps times, in a fixed pseudo-random
  * order of T uniform over the database's time range: gsnap_neighbors
@@ -45,7 +49,7 @@ static double pct(double *v, size_t n, double p) {
 int main(int argc, char **argv) {
     const char *dir = NULL, *out = NULL;
     uint64_t lo = 129, hi = 4000;
-    unsigned reps = 20;
+    unsigned reps = 20, merge = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) die(a, "needs a value");
@@ -54,6 +58,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--min")) lo = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--max")) hi = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--reps")) reps = (unsigned)strtoul(v, NULL, 10);
+        else if (!strcmp(a, "--merge")) merge = (unsigned)strtoul(v, NULL, 10);
         else if (!strcmp(a, "--out")) out = v;
         else die(a, "unknown option");
     }
@@ -62,9 +67,10 @@ int main(int argc, char **argv) {
     if (out && !(bench_out = fopen(out, "w"))) die(out, "cannot create");
     gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
     o.create = 0;
-    o.read_only = 1;
+    o.read_only = merge == 0;
     gsnap_db *db;
     gchk(gsnap_db_open(dir, &o, &db), dir);
+    if (merge) gchk(gsnap_db_merge(db, merge), "--merge");
     gsnap_db_stat st;
     gchk(gsnap_db_stats(db, &st), "stats");
     gsnap_read *rd;

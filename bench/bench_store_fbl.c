@@ -263,6 +263,9 @@ static double run_src(src_t *s, uint64_t n, const opts_t *o, int fi, uint64_t *e
     return (double)edges / dt;
 }
 
+/* run_gs's figures of each fanouts row, printed under the table */
+static char gs_notes[4096];
+
 static double run_gs(gsnap_db *db, uint64_t n, const opts_t *o, int fi, uint64_t *edges_out) {
     gsnap_sampler_options so = GSNAP_SAMPLER_OPTIONS_INIT;
     so.mode = GSNAP_MODE_FBL;
@@ -272,6 +275,8 @@ static double run_gs(gsnap_db *db, uint64_t n, const opts_t *o, int fi, uint64_t
     gsnap_sampler *s;
     gchk(gsnap_sampler_open(db, NULL, &so, &s), "sampler_open");
     uint64_t *seeds = xmalloc(o->nseeds * 8);
+    struct timespec c0, c1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
     double t0 = now();
     for (unsigned b = 0; b < o->batches && now() - t0 < o->seconds; b++) {
         seeds_of(b, n, seeds, o->nseeds);
@@ -280,10 +285,20 @@ static double run_gs(gsnap_db *db, uint64_t n, const opts_t *o, int fi, uint64_t
         gchk(gsnap_sampler_next(s, seeds, o->nseeds, &buf, &len), "sampler_next");
     }
     double dt = now() - t0;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
     gsnap_sampler_stats st;
     gsnap_sampler_stats_get(s, &st);
     gsnap_sampler_close(s);
     free(seeds);
+    /* the sampling thread's CPU time beside the wall time, and the store
+     * reads: what a change to the kept lists or the store's read path moves */
+    size_t used = strlen(gs_notes);
+    snprintf(gs_notes + used, sizeof gs_notes - used,
+             "graphsnap, fanouts row %d: %.3f s wall, %.3f s CPU, %llu edges; store reads: %llu from kept "
+             "lists, %llu not, %llu lists kept\n",
+             fi + 1, dt, (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) * 1e-9,
+             (unsigned long long)st.edges, (unsigned long long)st.list_hits, (unsigned long long)st.list_misses,
+             (unsigned long long)st.lists_kept);
     *edges_out = st.edges;
     return (double)st.edges / dt;
 }
@@ -337,6 +352,8 @@ static void fbl_table(gsnap_db *db, src_t *csr, src_t *lm, uint64_t n, const opt
         for (int k = 0; k < o->L[fi]; k++) snprintf(f + strlen(f), sizeof f - strlen(f), "%s%d", k ? "," : "", o->fans[fi][k]);
         say("| [%s] | %s | %.0f | %.0f | %.0f | %.2fx | %.2fx |\n", f, tag, g, l, c, g / l, g / c);
     }
+    say("\n%s", gs_notes);
+    gs_notes[0] = 0;
 }
 
 /* Ingest into a new database at gdir with queries interleaved, then the CSR

@@ -50,6 +50,7 @@
  * (the CLI's `neighbors`) never pays for a build.
  */
 #include "store/store_int.h"
+#include <sched.h>
 
 #include <assert.h>
 #include <stdlib.h>
@@ -517,6 +518,8 @@ static void copy_bloom(gsnap_db *db, MDB_txn *txn, uint64_t run_id, uint8_t dir,
     }
 }
 
+uint64_t gsnap_fence__dup_builds;
+
 /* Build the index of `run` (a chunked run of this view) and add it to the
  * table, unless it is there. */
 static void build(gsnap_db *db, gsnap_read *rd, const gsnap_run *run) {
@@ -546,8 +549,11 @@ static void build(gsnap_db *db, gsnap_read *rd, const gsnap_run *run) {
         }
     pthread_mutex_lock(&t->mu);
     i = find(t, run->id);
-    if ((i < t->n && t->v[i]->run_id == run->id) || (t->n == t->cap && gsnap_vec_reserve((void **)&t->v, &t->cap, t->n + 1, sizeof *t->v))) {
+    int dup = i < t->n && t->v[i]->run_id == run->id;
+    if (dup || (t->n == t->cap && gsnap_vec_reserve((void **)&t->v, &t->cap, t->n + 1, sizeof *t->v))) {
         pthread_mutex_unlock(&t->mu);
+        /* one builder at a time (build_lock_try) makes a duplicate impossible */
+        if (dup) __atomic_add_fetch(&gsnap_fence__dup_builds, 1, __ATOMIC_RELAXED);
         fence_free(f);
         return;
     }
@@ -843,14 +849,57 @@ static void lazy_build(gsnap_db *db, gsnap_read *rd) {
     gsnap_store__index_runs(db, rd);
 }
 
-/* store.h: what a lazy build does, without waiting for the seeks to add up
- * (a sampler over the store calls it as each batch begins). */
-void gsnap_store__index_runs(gsnap_db *db, gsnap_read *rd) {
+/* One builder at a time (db->fence_building). Two builders of the same run
+ * (a sampler beginning its batch on the version a commit has just made,
+ * while the committing thread's warm step builds that version's runs) each
+ * verified and copied it, one copy was thrown away, and the budget of held
+ * copies could go to the one thrown away, leaving the run without a copy
+ * (and its run sets without a mask) for its life. */
+static int build_lock_try(gsnap_db *db) {
     int idle = 0;
-    if (!__atomic_compare_exchange_n(&db->fence_building, &idle, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) return;
+    return __atomic_compare_exchange_n(&db->fence_building, &idle, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+static void build_unlock(gsnap_db *db) { __atomic_store_n(&db->fence_building, 0, __ATOMIC_RELEASE); }
+
+/* The newest run id of a view: run ids only grow, and every run set after
+ * a commit or merge holds the newest id made so far, so a view whose newest
+ * run is older than another view's sees an older run set. */
+static uint64_t newest_run(const gsnap_read *rd) {
+    uint64_t m = 0;
+    for (size_t i = 0; i < rd->nruns; i++)
+        if (rd->runs[i].id > m) m = rd->runs[i].id;
+    return m;
+}
+
+/* store_int.h: the committing thread's build (store/warm.c). It waits for a
+ * reader's build to end (readers never wait: they go on seeking), then
+ * records the newest run it built for, so that a reader holding an older
+ * view (begun before a merge) does not build again the runs that merge has
+ * just removed. */
+void gsnap_fence__warm_commit(gsnap_db *db, gsnap_read *rd) {
+    while (!build_lock_try(db)) sched_yield();
     gsnap_fence__warm(db, rd);
-    __atomic_store_n(&db->fence_misses, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&db->fence_building, 0, __ATOMIC_RELEASE);
+    uint64_t m = newest_run(rd);
+    if (m > __atomic_load_n(&db->fence_run, __ATOMIC_RELAXED)) __atomic_store_n(&db->fence_run, m, __ATOMIC_RELAXED);
+    build_unlock(db);
+}
+
+/* store.h: what a lazy build does, without waiting for the seeks to add up
+ * (a sampler over the store calls it as each batch begins). A view older
+ * than the run set this process's commits last built for builds nothing
+ * (the runs it has that the newer one lacks were merged away); it takes
+ * what the table holds for its runs. */
+void gsnap_store__index_runs(gsnap_db *db, gsnap_read *rd) {
+    if (!build_lock_try(db)) return;
+    if (newest_run(rd) >= __atomic_load_n(&db->fence_run, __ATOMIC_RELAXED)) {
+        uint64_t before = gsnap_fence__built(db);
+        gsnap_fence__warm(db, rd);
+        /* the lazy builds' count starts again only when something was built:
+         * a batch of a sampler that found every index built must not keep a
+         * long-lived view of another reader from its lazy build */
+        if (gsnap_fence__built(db) != before) __atomic_store_n(&db->fence_misses, 0, __ATOMIC_RELAXED);
+    }
+    build_unlock(db);
     take_refs(db, rd);
 }
 

@@ -24,8 +24,14 @@ int gsnap_store__check_dir(gsnap_db *db, gsnap_dir dir) {
 }
 
 /* The scratch buffer doubled (out of line: scratch_push inlines into the
- * record loops without it). */
+ * record loops without it). 1, nothing grown, past the view's scratch_max:
+ * the record loops stop there (take() passes it on) and the query answers
+ * nothing, so the bound costs the queries' loops no test of their own. */
 __attribute__((noinline)) static int scratch_grow(gsnap_read *rd) {
+    if (rd->scratch_max && rd->scratch_cap >= rd->scratch_max) {
+        rd->scratch_full = 1;
+        return 1;
+    }
     size_t nc = rd->scratch_cap ? rd->scratch_cap * 2 : 256;
     gsnap_rec *ns = realloc(rd->scratch, nc * sizeof *ns);
     if (!ns) return GSNAP_ENOMEM;

@@ -220,7 +220,8 @@ struct gsnap_db {
     uint64_t warm_run; /* newest run whose chunks warm.c verified (committing thread) */
     struct gsnap_fences *fences; /* fence indexes of chunked runs (fence.c; atomic pointer) */
     uint64_t fence_misses; /* seeks of chunked runs without an index since the last lazy build (atomic) */
-    int fence_building;    /* a reader is building indexes (atomic; fence.c lazy_build) */
+    int fence_building;    /* a thread is building indexes (atomic; fence.c: one builder at a time) */
+    uint64_t fence_run;    /* the newest run id the commits' builds were for (atomic; fence.c) */
     uint64_t fence_held;   /* bytes of chunk copies the indexes hold (atomic; fence.c) */
     uint64_t fence_budget; /* at most this many (gsnap_db_options.read_cache_bytes) */
     unsigned merge_fanout; /* delta runs per level before they merge (gsnap_db_options.merge_fanout) */
@@ -493,6 +494,11 @@ struct gsnap_read {
     /* scratch for queries */
     gsnap_rec *scratch;
     size_t scratch_cap;
+    /* records a query of this view may gather, 0: no bound. A query that
+     * needs more stops and answers nothing, with scratch_full set: only
+     * for the commit's warm-up view (store/warm.c), whose answer is dropped */
+    size_t scratch_max;
+    int scratch_full;
     gsnap_rec *merge_tmp;   /* second buffer of the runs' merge (query.c) */
     size_t merge_cap;
     size_t *seg;            /* start of each run's records in scratch, nruns + 1 */
@@ -773,6 +779,12 @@ int gsnap_run__seek_held(gsnap_db *db, const gsnap_run_held *h, uint64_t run_id,
 #define GSNAP_FENCE_HELD_BYTES ((uint64_t)64 << 20)
 struct gsnap_fence;
 void gsnap_fence__warm(gsnap_db *db, gsnap_read *rd);
+/* The committing thread's gsnap_fence__warm: waits for a reader's build to
+ * end, builds, records the newest run built for (db->fence_run). */
+void gsnap_fence__warm_commit(gsnap_db *db, gsnap_read *rd);
+/* indexes built and thrown away because another builder had added the same
+ * run meanwhile (tests: none, since one thread builds at a time) */
+extern uint64_t gsnap_fence__dup_builds;
 int gsnap_fence__seek(gsnap_db *db, gsnap_read *rd, size_t ri, uint8_t dir, uint64_t node, gsnap_run_reader *rr,
                       int verify);
 void gsnap_fence__view_take(gsnap_db *db, gsnap_read *rd);
@@ -862,6 +874,10 @@ int gsnap_store__node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_
  * read path. */
 void gsnap_store__warm(gsnap_db *db, uint64_t hint);
 extern uint64_t gsnap_store__warm_queries; /* warm-up views asked (tests) */
+extern uint64_t gsnap_store__warm_records; /* records their queries gathered (tests) */
+/* Records the warm-up query gathers at most (its view's scratch_max): enough
+ * to run the read path, bounded whatever the node's degree. */
+#define GSNAP_WARM_READ_RECS 256
 
 /* The distinct neighbour ids of `node` per run into rd->ids[0..*n), each
  * run's ids ascending, the runs' starts in rd->seg[0..*nseg] (rd->seg[*nseg]

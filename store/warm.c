@@ -49,7 +49,7 @@ static void touch_index(const gsnap_dense_ref *d) {
     (void)acc;
 }
 
-uint64_t gsnap_store__warm_queries;
+uint64_t gsnap_store__warm_queries, gsnap_store__warm_records;
 
 void gsnap_store__warm(gsnap_db *db, uint64_t hint) {
     if (!__atomic_load_n(&db->queried, __ATOMIC_RELAXED)) return;
@@ -71,7 +71,7 @@ void gsnap_store__warm(gsnap_db *db, uint64_t hint) {
             }
         }
     }
-    gsnap_fence__warm(db, rd); /* the chunked runs' fence indexes (fence.c) */
+    gsnap_fence__warm_commit(db, rd); /* the chunked runs' fence indexes (fence.c) */
     /* batches may commit from several threads: warm_run is a hint (a run
      * verified twice costs time, not correctness), kept with atomic access */
     if (rd->nruns && rd->runs[rd->nruns - 1].id > warm)
@@ -89,10 +89,17 @@ void gsnap_store__warm(gsnap_db *db, uint64_t hint) {
     gsnap_read *q;
     if (gsnap_read_begin(db, &q)) return;
     __atomic_add_fetch(&gsnap_store__warm_queries, 1, __ATOMIC_RELAXED);
+    /* the hint may be a hub: its whole answer (every record of every run
+     * gathered, merged and replayed) would cost each commit what a hub's
+     * answer costs, up to seconds. The view stops a query at
+     * GSNAP_WARM_READ_RECS records gathered (gsnap_read.scratch_max). */
+    q->scratch_max = GSNAP_WARM_READ_RECS;
     for (uint8_t dir = 0; dir < 2; dir++) {
-        size_t n;
-        if (gsnap_store__kept(db, dir))
-            (void)gsnap_neighbors(db, q, hint, (gsnap_dir)dir, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, NULL, 0, &n);
+        size_t n = 0;
+        if (!gsnap_store__kept(db, dir)) continue;
+        q->scratch_full = 0;
+        if (gsnap_neighbors(db, q, hint, (gsnap_dir)dir, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, NULL, 0, &n) == 0)
+            __atomic_add_fetch(&gsnap_store__warm_records, q->scratch_full ? q->scratch_cap : n, __ATOMIC_RELAXED);
     }
     gsnap_read_end(q);
 }

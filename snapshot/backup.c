@@ -12,7 +12,11 @@
  * pinning and the copy's txn is opened afterwards (it cannot have been
  * dropped again and still be in the copy's catalog unless it was rebuilt
  * under the same name: its identity -- creation time, version, seed, block
- * counts -- must match the copy's record, else GSNAP_EBUSY: retry).
+ * counts -- must match the copy's record, else GSNAP_EBUSY: retry). The
+ * same holds when a late-opened file's size or a block disagrees with the
+ * copy's record while the source's catalog no longer holds that snapshot:
+ * it was rebuilt in between (GSNAP_EBUSY), where the same disagreement
+ * with the snapshot still there is damage (GSNAP_ECORRUPT, ECHECKSUM).
  * Catalog records of builds still running are removed from the copy (their
  * files are incomplete). Every slab block's checksum is verified while it
  * is copied, and the header block must match the catalog record.
@@ -78,6 +82,16 @@ static int dest_ready(const char *dest) {
     return empty ? 0 : 1;
 }
 
+/* 1 when the source's catalog no longer holds `info` complete (dropped, or
+ * rebuilt under its name): a file opened by name after the copy's catalog
+ * was read may then be another build's, whose size or blocks disagree with
+ * `info`. That is a retry (GSNAP_EBUSY), not damage. */
+static int rebuilt(gsnap_db *db, const gsnap_snapshot_info *info) {
+    gsnap_snapshot_info now;
+    if (gsnap_snapshot_info_get(db, info->name, &now)) return 1;
+    return !now.complete || !same_snapshot(&now, info);
+}
+
 /* Copy hop h of snapshot `info` from fd to the backup, verifying each block. */
 static int copy_slab(gsnap_db *src, gsnap_db *bk, const gsnap_snapshot_info *info, unsigned h, int fd,
                      uint64_t *bytes, const gsnap_backup_options *o, uint64_t *done, uint64_t total) {
@@ -93,10 +107,17 @@ static int copy_slab(gsnap_db *src, gsnap_db *bk, const gsnap_snapshot_info *inf
     out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0664);
     if (out < 0) return gsnap_store__err(src, GSNAP_EIO, "cannot create %s: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != info->blocks[h - 1] * GSNAP_SLAB_BLOCK) {
-        rc = gsnap_store__err(src, GSNAP_ECORRUPT, "snapshot %s hop %u: slab file has %lld bytes, the "
-                              "catalog says %llu blocks", info->name, h, (long long)st.st_size,
-                              (unsigned long long)info->blocks[h - 1]);
+    if (fstat(fd, &st) != 0) {
+        rc = gsnap_store__err(src, GSNAP_EIO, "snapshot %s hop %u: %s", info->name, h, strerror(errno));
+        goto out;
+    }
+    if ((uint64_t)st.st_size != info->blocks[h - 1] * GSNAP_SLAB_BLOCK) {
+        if (rebuilt(src, info))
+            rc = gsnap_store__err(src, GSNAP_EBUSY, "snapshot %s was rebuilt during the backup; retry", info->name);
+        else
+            rc = gsnap_store__err(src, GSNAP_ECORRUPT, "snapshot %s hop %u: slab file has %lld bytes, the "
+                                  "catalog says %llu blocks", info->name, h, (long long)st.st_size,
+                                  (unsigned long long)info->blocks[h - 1]);
         goto out;
     }
     for (uint64_t b = 0; b < info->blocks[h - 1]; b++) {
@@ -112,8 +133,13 @@ static int copy_slab(gsnap_db *src, gsnap_db *bk, const gsnap_snapshot_info *inf
         memcpy(&xh, blk + 8, 8);
         if (magic != (b ? GSNAP_SLAB_MAGIC_DATA : GSNAP_SLAB_MAGIC_HDR) ||
             xh != XXH3_64bits_withSeed(blk + GSNAP_SLAB_BLOCK_HDR, GSNAP_SLAB_BLOCK - GSNAP_SLAB_BLOCK_HDR, b)) {
-            rc = gsnap_store__err(src, GSNAP_ECHECKSUM, "snapshot %s hop %u block %llu: checksum mismatch (backup "
-                                  "stopped; run check on the source)", info->name, h, (unsigned long long)b);
+            if (rebuilt(src, info)) /* a build of the same size still being written */
+                rc = gsnap_store__err(src, GSNAP_EBUSY, "snapshot %s was rebuilt during the backup; retry",
+                                      info->name);
+            else
+                rc = gsnap_store__err(src, GSNAP_ECHECKSUM, "snapshot %s hop %u block %llu: checksum mismatch "
+                                      "(backup stopped; run check on the source)", info->name, h,
+                                      (unsigned long long)b);
             goto out;
         }
         if (b == 0) { /* header: seed at 56, version at 64 (from the block start) */

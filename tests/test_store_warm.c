@@ -109,7 +109,9 @@ static void hub_commits(void) {
 
 /* Commits of a process that queried (each builds its new runs' indexes),
  * with or without a reader thread building the newest view's indexes in a
- * loop; returns the indexes built in all. */
+ * loop; returns how many indexes were built and thrown away because the
+ * run's had been added meanwhile (the other builder's), and checks that
+ * every chunked run of the last run set is indexed. */
 struct reader_arg {
     gsnap_db *db;
     int stop;

@@ -179,6 +179,7 @@ static gsnap_db *alloc_db(const char *path, const gsnap_db_options *opts, const 
     pthread_cond_init(&db->gate_cv, NULL);
     pthread_mutex_init(&db->write_lock, NULL);
     pthread_mutex_init(&db->lock, NULL);
+    pthread_mutex_init(&db->fence_build_lock, NULL);
     return db;
 }
 
@@ -324,6 +325,7 @@ void gsnap_db_close(gsnap_db *db) {
     pthread_cond_destroy(&db->gate_cv);
     pthread_mutex_destroy(&db->write_lock);
     pthread_mutex_destroy(&db->lock);
+    pthread_mutex_destroy(&db->fence_build_lock);
     gsnap_fence__close(db);
     free(db->path);
     gsnap_store__retire(db);

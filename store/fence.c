@@ -50,7 +50,6 @@
  * (the CLI's `neighbors`) never pays for a build.
  */
 #include "store/store_int.h"
-#include <sched.h>
 
 #include <assert.h>
 #include <stdlib.h>
@@ -552,7 +551,7 @@ static void build(gsnap_db *db, gsnap_read *rd, const gsnap_run *run) {
     int dup = i < t->n && t->v[i]->run_id == run->id;
     if (dup || (t->n == t->cap && gsnap_vec_reserve((void **)&t->v, &t->cap, t->n + 1, sizeof *t->v))) {
         pthread_mutex_unlock(&t->mu);
-        /* one builder at a time (build_lock_try) makes a duplicate impossible */
+        /* one builder at a time (fence_build_lock) makes a duplicate impossible */
         if (dup) __atomic_add_fetch(&gsnap_fence__dup_builds, 1, __ATOMIC_RELAXED);
         fence_free(f);
         return;
@@ -849,17 +848,14 @@ static void lazy_build(gsnap_db *db, gsnap_read *rd) {
     gsnap_store__index_runs(db, rd);
 }
 
-/* One builder at a time (db->fence_building). Two builders of the same run
- * (a sampler beginning its batch on the version a commit has just made,
- * while the committing thread's warm step builds that version's runs) each
- * verified and copied it, one copy was thrown away, and the budget of held
- * copies could go to the one thrown away, leaving the run without a copy
- * (and its run sets without a mask) for its life. */
-static int build_lock_try(gsnap_db *db) {
-    int idle = 0;
-    return __atomic_compare_exchange_n(&db->fence_building, &idle, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
-}
-static void build_unlock(gsnap_db *db) { __atomic_store_n(&db->fence_building, 0, __ATOMIC_RELEASE); }
+/* One builder at a time (db->fence_build_lock). Two builders of the same
+ * run (a sampler beginning its batch on the version a commit has just
+ * made, while the committing thread's warm step builds that version's
+ * runs) each verified and copied it, one copy was thrown away, and the
+ * budget of held copies could go to the one thrown away, leaving the run
+ * without a copy (and its run sets without a mask) for its life. Readers
+ * only try the lock (one that finds a build going on seeks as before); the
+ * committing thread waits for it. */
 
 /* The newest run id of a view: run ids only grow, and every run set after
  * a commit or merge holds the newest id made so far, so a view whose newest
@@ -877,11 +873,11 @@ static uint64_t newest_run(const gsnap_read *rd) {
  * view (begun before a merge) does not build again the runs that merge has
  * just removed. */
 void gsnap_fence__warm_commit(gsnap_db *db, gsnap_read *rd) {
-    while (!build_lock_try(db)) sched_yield();
+    pthread_mutex_lock(&db->fence_build_lock);
     gsnap_fence__warm(db, rd);
     uint64_t m = newest_run(rd);
-    if (m > __atomic_load_n(&db->fence_run, __ATOMIC_RELAXED)) __atomic_store_n(&db->fence_run, m, __ATOMIC_RELAXED);
-    build_unlock(db);
+    if (m > db->fence_run) db->fence_run = m; /* under fence_build_lock, as its reads */
+    pthread_mutex_unlock(&db->fence_build_lock);
 }
 
 /* store.h: what a lazy build does, without waiting for the seeks to add up
@@ -890,8 +886,8 @@ void gsnap_fence__warm_commit(gsnap_db *db, gsnap_read *rd) {
  * (the runs it has that the newer one lacks were merged away); it takes
  * what the table holds for its runs. */
 void gsnap_store__index_runs(gsnap_db *db, gsnap_read *rd) {
-    if (!build_lock_try(db)) return;
-    if (newest_run(rd) >= __atomic_load_n(&db->fence_run, __ATOMIC_RELAXED)) {
+    if (pthread_mutex_trylock(&db->fence_build_lock)) return;
+    if (newest_run(rd) >= db->fence_run) {
         uint64_t before = gsnap_fence__built(db);
         gsnap_fence__warm(db, rd);
         /* the lazy builds' count starts again only when something was built:
@@ -899,7 +895,7 @@ void gsnap_store__index_runs(gsnap_db *db, gsnap_read *rd) {
          * long-lived view of another reader from its lazy build */
         if (gsnap_fence__built(db) != before) __atomic_store_n(&db->fence_misses, 0, __ATOMIC_RELAXED);
     }
-    build_unlock(db);
+    pthread_mutex_unlock(&db->fence_build_lock);
     take_refs(db, rd);
 }
 

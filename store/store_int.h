@@ -220,8 +220,8 @@ struct gsnap_db {
     uint64_t warm_run; /* newest run whose chunks warm.c verified (committing thread) */
     struct gsnap_fences *fences; /* fence indexes of chunked runs (fence.c; atomic pointer) */
     uint64_t fence_misses; /* seeks of chunked runs without an index since the last lazy build (atomic) */
-    int fence_building;    /* a thread is building indexes (atomic; fence.c: one builder at a time) */
-    uint64_t fence_run;    /* the newest run id the commits' builds were for (atomic; fence.c) */
+    pthread_mutex_t fence_build_lock; /* held while a thread builds indexes (fence.c: one builder at a time) */
+    uint64_t fence_run;    /* the newest run id the commits' builds were for (under fence_build_lock; fence.c) */
     uint64_t fence_held;   /* bytes of chunk copies the indexes hold (atomic; fence.c) */
     uint64_t fence_budget; /* at most this many (gsnap_db_options.read_cache_bytes) */
     unsigned merge_fanout; /* delta runs per level before they merge (gsnap_db_options.merge_fanout) */

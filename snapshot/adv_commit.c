@@ -128,6 +128,6 @@ int gsnap_adv__commit_txn(gsnap_db *db, MDB_txn *txn, void *vctx) {
     free(had);
     if (!rc) rc = commit_free(a, txn, &c, &sel);
     if (!rc) rc = commit_catalog(a, txn, &c);
-    free(sel.v);
+    gsnap_adv__vfree(&sel);
     return rc;
 }

@@ -163,8 +163,8 @@ int gsnap_adv__commit_hop(adv *a, MDB_txn *txn, struct gsnap_cat *c, unsigned h,
         rc = one_node(&S, v, ci, had, e, np);
     }
     mdb_cursor_close(S.cur);
-    free(S.cache.v);
-    free(S.sel.v);
+    gsnap_adv__vfree(&S.cache);
+    gsnap_adv__vfree(&S.sel);
     free(S.buf);
     return rc;
 }

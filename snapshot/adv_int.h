@@ -52,8 +52,15 @@ static inline int map_put(u64map *m, uint64_t key, uint32_t val) {
 
 static inline void map_free(u64map *m) { free(m->k); free(m->v); memset(m, 0, sizeof *m); }
 
-typedef struct { uint64_t *v; size_t n, cap; } vec;
+/* A growable u64 vector. Its storage may be a mapping of its own
+ * (adv_util.c; mapped = 1): grow it only by these functions and release it
+ * only by gsnap_adv__vfree, never by free(). */
+typedef struct { uint64_t *v; size_t n, cap; int mapped; } vec;
 int gsnap_adv__vgrow(vec *a);
+/* room for at least want members */
+int gsnap_adv__vreserve(vec *a, size_t want);
+/* release the storage and zero *a */
+void gsnap_adv__vfree(vec *a);
 static inline int vpush(vec *a, uint64_t x) {
     if (a->n == a->cap && gsnap_adv__vgrow(a)) return GSNAP_ENOMEM;
     a->v[a->n++] = x;
@@ -70,7 +77,7 @@ static inline int nset_add(nset *s, uint64_t x) {
     int rc = map_put(&s->m, x, 1);
     return rc ? rc : vpush(&s->k, x);
 }
-static inline void nset_free(nset *s) { free(s->k.v); map_free(&s->m); memset(s, 0, sizeof *s); }
+static inline void nset_free(nset *s) { gsnap_adv__vfree(&s->k); map_free(&s->m); memset(s, 0, sizeof *s); }
 
 /* Sort x[0..n) ascending (radix by the bytes the keys do not share); tmp
  * holds n. */

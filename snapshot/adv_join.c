@@ -38,7 +38,7 @@ static int full_list(adv *a, unsigned h, uint64_t v, uint64_t *kept, uint64_t *b
     if ((rc = gsnap_adv__nin(a, v, &xs, &nx))) return rc;
     vec us = {0};
     for (size_t j = 0; j < nx; j++)
-        if ((rc = vpush(&us, xs[j]))) { free(us.v); return rc; }
+        if ((rc = vpush(&us, xs[j]))) { gsnap_adv__vfree(&us); return rc; }
     gsnap_botc b = {kept, 0, c, 0};
     *capped = 0;
     for (size_t j = 0; j < us.n; j++) {
@@ -50,7 +50,7 @@ static int full_list(adv *a, unsigned h, uint64_t v, uint64_t *kept, uint64_t *b
         gsnap_botc__merge(&b, sl, m);
         *capped |= uc;
     }
-    free(us.v);
+    gsnap_adv__vfree(&us);
     *capped |= b.overflow;
     *n = b.n;
     return rc;
@@ -109,8 +109,8 @@ static int hop1(adv *a, adv_pairs *P) {
     int rc = 0;
     if (!(a->c1_lost = calloc(a->c1_list.n + 1, 1)) || (rc = vpush(&a->c1_doff, 0))) rc = rc ? rc : GSNAP_ENOMEM;
     for (size_t i = 0; i < a->c1_list.n && !rc; i++) rc = hop1_node(a, P, i, &old, &sc);
-    free(old.v);
-    free(sc.v);
+    gsnap_adv__vfree(&old);
+    gsnap_adv__vfree(&sc);
     a->rep.recomputed[0] = a->hs[1].n;
     if (!rc) rc = gsnap_adv__sort_vu(P, P->delta, P->nd); /* walked beside the pairs */
     for (size_t i = 0; i < P->B1.k.n && !rc; i++) rc = nset_add(&P->B, P->B1.k.v[i]);

@@ -4,6 +4,8 @@
  */
 #include "snapshot/adv_int.h"
 
+#include <sys/mman.h>
+
 int gsnap_adv__map_grow(u64map *m) {
     size_t nc = m->cap ? 2 * m->cap : 1024;
     uint64_t *k = malloc(nc * sizeof *k);
@@ -22,22 +24,61 @@ int gsnap_adv__map_grow(u64map *m) {
     return 0;
 }
 
-int gsnap_adv__vgrow(vec *a) {
+/* A vector of gsnap_adv__vec_map_bytes or more lives in an anonymous
+ * mapping of its own, grown by mremap: the kernel moves the pages, so what
+ * the vector holds is neither copied nor touched again. Grown by realloc
+ * instead, a doubling copies the whole vector into fresh memory, and the
+ * freed block stays in the heap of a process that keeps freed memory
+ * (gsnap_keep_freed_memory, which the CLI sets): the advance's three big
+ * vectors (adjacency caches, decoded stored lists) touched about twice
+ * their final size, and on the VMs measured the first touch of fresh
+ * memory is the advance's largest kernel cost (docs/benchmarks.md). The
+ * vector records which kind of storage it has (`mapped`); gsnap_adv__vfree
+ * releases either. */
+size_t gsnap_adv__vec_map_bytes = (size_t)4 << 20; /* tests lower it to take the mapped path */
+uint64_t gsnap_adv__vec_maps; /* vectors moved into a mapping (tests) */
+
+int gsnap_adv__vreserve(vec *a, size_t want) {
+    if (want <= a->cap) return 0;
     size_t c = a->cap ? 2 * a->cap : 64;
-    uint64_t *p = realloc(a->v, c * sizeof *p);
-    if (!p) return GSNAP_ENOMEM;
-    a->v = p; a->cap = c;
+    while (c < want) {
+        if (c > SIZE_MAX / 2 / sizeof(uint64_t)) return GSNAP_ENOMEM;
+        c *= 2;
+    }
+    size_t bytes = c * sizeof(uint64_t);
+    void *p;
+    if (a->mapped) {
+        p = mremap(a->v, a->cap * sizeof(uint64_t), bytes, MREMAP_MAYMOVE);
+        if (p == MAP_FAILED) return GSNAP_ENOMEM;
+    } else if (bytes >= gsnap_adv__vec_map_bytes) { /* one copy, of a vector below the line */
+        p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) return GSNAP_ENOMEM;
+#ifdef MADV_HUGEPAGE
+        (void)madvise(p, bytes, MADV_HUGEPAGE); /* advice only */
+#endif
+        if (a->n) memcpy(p, a->v, a->n * sizeof(uint64_t));
+        free(a->v);
+        a->mapped = 1;
+        gsnap_adv__vec_maps++;
+    } else if (!(p = realloc(a->v, bytes))) {
+        return GSNAP_ENOMEM;
+    }
+    a->v = p;
+    a->cap = c;
     return 0;
 }
 
+void gsnap_adv__vfree(vec *a) {
+    if (a->mapped) munmap(a->v, a->cap * sizeof(uint64_t));
+    else free(a->v);
+    memset(a, 0, sizeof *a);
+}
+
+int gsnap_adv__vgrow(vec *a) { return gsnap_adv__vreserve(a, a->n + 1); }
+
 int gsnap_adv__vappend(vec *a, const uint64_t *x, size_t n) {
-    if (a->n + n > a->cap) {
-        size_t c = a->cap ? 2 * a->cap : 64;
-        while (c < a->n + n) c *= 2;
-        uint64_t *p = realloc(a->v, c * sizeof *p);
-        if (!p) return GSNAP_ENOMEM;
-        a->v = p; a->cap = c;
-    }
+    int rc;
+    if (a->n + n > a->cap && (rc = gsnap_adv__vreserve(a, a->n + n))) return rc;
     if (n) memcpy(a->v + a->n, x, n * sizeof *x);
     a->n += n;
     return 0;

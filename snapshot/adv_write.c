@@ -240,7 +240,7 @@ int gsnap_adv__rewrite_hop(adv *a, unsigned h, uint64_t oldest) {
     for (size_t i = 0; i < w.nls; i++) free(w.ls[i]);
     free(w.ls);
     free(w.out);
-    free(w.touched.v);
-    free(w.reuse.v);
+    gsnap_adv__vfree(&w.touched);
+    gsnap_adv__vfree(&w.reuse);
     return rc;
 }

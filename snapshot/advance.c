@@ -53,14 +53,14 @@ static void adv_free(adv *a) {
     free(a->fl);
     map_free(&a->nin_idx);
     map_free(&a->nout_idx);
-    free(a->nout_off.v); free(a->nout_ids.v);
+    gsnap_adv__vfree(&a->nout_off); gsnap_adv__vfree(&a->nout_ids);
     map_free(&a->c1);
-    free(a->nin_off.v); free(a->nin_ids.v); free(a->c1_list.v);
+    gsnap_adv__vfree(&a->nin_off); gsnap_adv__vfree(&a->nin_ids); gsnap_adv__vfree(&a->c1_list);
     free(a->bc); free(a->bc_tag); free(a->scratch);
-    free(a->ol); free(a->ol_s.v);
-    free(a->tp); free(a->tp_s.v);
-    free(a->c1_new.v); free(a->c1_doff.v); free(a->c1_lost);
-    free(a->tev); free(a->tail.v); free(a->merged.v);
+    free(a->ol); gsnap_adv__vfree(&a->ol_s);
+    free(a->tp); gsnap_adv__vfree(&a->tp_s);
+    gsnap_adv__vfree(&a->c1_new); gsnap_adv__vfree(&a->c1_doff); free(a->c1_lost);
+    free(a->tev); gsnap_adv__vfree(&a->tail); gsnap_adv__vfree(&a->merged);
     free(a);
 }
 
@@ -125,14 +125,14 @@ static int touched(adv *a, gsnap_read *rd) {
  * (their peak memory): decoded stored lists, out-neighbours. */
 static void release_recompute(adv *a) {
     for (int h = 0; h <= GSNAP_MAX_HOPS; h++) map_free(&a->ol_idx[h]), map_free(&a->tp_idx[h]);
-    free(a->ol); free(a->ol_s.v);
-    free(a->tp); free(a->tp_s.v);
+    free(a->ol); gsnap_adv__vfree(&a->ol_s);
+    free(a->tp); gsnap_adv__vfree(&a->tp_s);
     a->tp = NULL; a->ntp = a->tp_cap = 0;
     memset(&a->tp_s, 0, sizeof a->tp_s);
     a->ol = NULL; a->nol = a->ol_cap = 0;
     memset(&a->ol_s, 0, sizeof a->ol_s);
     map_free(&a->nout_idx);
-    free(a->nout_off.v); free(a->nout_ids.v);
+    gsnap_adv__vfree(&a->nout_off); gsnap_adv__vfree(&a->nout_ids);
     memset(&a->nout_off, 0, sizeof a->nout_off);
     memset(&a->nout_ids, 0, sizeof a->nout_ids);
 }

@@ -25,6 +25,8 @@
 
 extern void (*gsnap_adv__setup_hook)(gsnap_db *db); /* snapshot/advance.c, tests only */
 extern uint64_t gsnap_adv__tail_nodes; /* snapshot/adv_tail.c: nodes whose hop 1 came from the appended events */
+extern size_t gsnap_adv__vec_map_bytes; /* snapshot/adv_util.c: vectors this large move into a mapping */
+extern uint64_t gsnap_adv__vec_maps;    /* how many did */
 
 typedef struct { uint64_t u, v; } edge;
 
@@ -287,6 +289,17 @@ int main(void) {
     unsigned seeds = test_small() ? 2 : 6;
     for (uint64_t s = 1; s <= seeds; s++) one_seed(s, 0);
     for (uint64_t s = 1; s <= seeds; s++) one_seed(100 + s, 1);
+    /* The same with every vector of 1 KiB or more in a mapping of its own,
+     * grown by mremap (at the default 4 MiB only large graphs get there):
+     * the vectors that cross the line are copied once, the rest grow in
+     * place or move, and the advances must still equal fresh creates. */
+    size_t line = gsnap_adv__vec_map_bytes;
+    gsnap_adv__vec_map_bytes = 1024;
+    gsnap_adv__vec_maps = 0;
+    one_seed(7, 0);
+    one_seed(107, 1);
+    CHECK(gsnap_adv__vec_maps > 0);
+    gsnap_adv__vec_map_bytes = line;
     commit_during_advance();
     slab_cut_during_advance();
     TEST_DONE();

@@ -699,7 +699,7 @@ int gsnap_snapshot_drop(gsnap_db *db, const char *name);
 
 #define GSNAP_KHOP_OPTIONS_VERSION 2
 typedef struct {
-    unsigned version;        /* GSNAP_KHOP_OPTIONS_VERSION (1 still accepted) */
+    unsigned version;        /* GSNAP_KHOP_OPTIONS_VERSION (1 still accepted; others GSNAP_EINVAL) */
     unsigned queue_depth;    /* io_uring queue depth; 0 = 64 (1..4096) */
     int force_pread;         /* 1: never use io_uring (also: env GSNAP_NO_URING=1) */
     int buffered;            /* 1: no O_DIRECT (page cache reads) */

@@ -300,6 +300,9 @@ int gsnap_khop(gsnap_snapshot *s, const uint64_t *seeds, size_t n, unsigned hops
     *out = NULL;
     if (!s || s->magic != GSNAP_SNAP_MAGIC || (n && !seeds)) return GSNAP_EINVAL;
     if (!opts) opts = &defaults;
+    if (opts->version < 1 || opts->version > GSNAP_KHOP_OPTIONS_VERSION)
+        return gsnap_store__err(s->db, GSNAP_EINVAL, "k-hop options version %u unknown (1..%u)", opts->version,
+                                GSNAP_KHOP_OPTIONS_VERSION);
     if (hops < 1 || hops > s->params.hops)
         return gsnap_store__err(s->db, GSNAP_EINVAL, "hops must be 1..%u for snapshot %s", s->params.hops, s->name);
     unsigned qd = opts->queue_depth ? opts->queue_depth : 64;

@@ -127,6 +127,7 @@ int gsnap_snapshot_info_get(gsnap_db *db, const char *name, gsnap_snapshot_info 
     if ((rc = gsnap_read__use(db, NULL, &rd, &owned))) return rc;
     rc = gsnap_snap__cat_get(db, gsnap_read__txn(rd), name, &c);
     if (!rc) cat_to_info(name, strlen(name), &c, info);
+    else if (rc == GSNAP_NOTFOUND) gsnap_store__err(db, rc, "no snapshot named %s", name); /* not an older call's message */
     if (owned) gsnap_read_end(rd);
     return rc;
 }

@@ -208,6 +208,19 @@ int main(void) {
         CHECK(r->off[4] == 0);
         gsnap_khop_result_free(r);
         CHECK(gsnap_khop(sa, none, 2, 4, NULL, &r) == GSNAP_EINVAL);
+        /* an options struct of an unknown version is refused, as every other
+         * options struct is (found in review: any version was read as 2) */
+        gsnap_khop_options bad = GSNAP_KHOP_OPTIONS_INIT;
+        bad.version = 0;
+        CHECK(gsnap_khop(sa, none, 2, 2, &bad, &r) == GSNAP_EINVAL && r == NULL);
+        CHECK(strstr(gsnap_db_errmsg(db), "options version 0") != NULL);
+        bad.version = GSNAP_KHOP_OPTIONS_VERSION + 1;
+        CHECK(gsnap_khop(sa, none, 2, 2, &bad, &r) == GSNAP_EINVAL && r == NULL);
+        /* the message of a missing snapshot names it, not the call before
+         * (found in review: the previous error's text was left in place) */
+        gsnap_snapshot_info gone;
+        CHECK(gsnap_snapshot_info_get(db, "nosuch", &gone) == GSNAP_NOTFOUND);
+        CHECK_MSG(strstr(gsnap_db_errmsg(db), "nosuch") != NULL, "message: %s", gsnap_db_errmsg(db));
         uint64_t problems = 9;
         OK(gsnap_snapshot_check(db, NULL, NULL, NULL, &problems));
         CHECK(problems == 0);

@@ -548,8 +548,8 @@ class Database(_Closing):
                 self._check(rc, f"advance_snapshot {name!r}")
         old = self.snapshot_info(name)
         self.drop_snapshot(name)
-        return self.create_snapshot(name, old.fanouts, old.alpha, at, version, old.dir,
-                                    old.seed, hop_sets=old.hop_sets)
+        return self.create_snapshot(name, old.fanouts, old.alpha, old.at_t if at is None else at, version,
+                                    old.dir, old.seed, hop_sets=old.hop_sets)
 
     # -- sampling
     def sampler(self, fanouts: Sequence[int], **kw: Any) -> "Sampler":

@@ -109,6 +109,20 @@ def test_snapshots_create_list_info_drop_advance(db):
         db.drop_snapshot("a")
 
 
+def test_exact_snapshot_advance_keeps_its_event_time(db):
+    # advance_snapshot(at=None) keeps the snapshot's event time; an exact
+    # snapshot, which is rebuilt, lost it (found in review: it came back
+    # built at "now")
+    db.ingest_edges([1, 2, 3], [2, 3, 1], t=[10, 20, 30])
+    s0 = db.create_snapshot("e", [2, 2], at=15, hop_sets="exact")
+    assert s0.at_t == 15
+    v2 = db.ingest_edges([4, 5], [1, 2], t=[12, 40])
+    adv = db.advance_snapshot("e")
+    assert adv.at_t == 15 and adv.at_version == v2 and adv.hop_sets == "exact"
+    assert adv.exact_ids == db.create_snapshot("f", [2, 2], at=15, hop_sets="exact").exact_ids
+    assert db.advance_snapshot("e", at=35).at_t == 35
+
+
 @pytest.mark.skipif(not gs.HAVE_ADVANCE, reason="this libgraphsnap has no snapshot advance")
 def test_sampled_snapshot_advances_like_a_fresh_create(db):
     rng = np.random.default_rng(2)

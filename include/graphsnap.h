@@ -844,7 +844,7 @@ typedef struct {
                                 -1 = all neighbours (such a layer is never cached) */
     gsnap_dir dir;           /* GSNAP_DIR_IN (default, as DGL) or GSNAP_DIR_OUT */
     uint64_t seed;           /* random seed */
-    double alpha;            /* cache amplification: alpha*f slots per node (>= 1); 0 = 2 */
+    double alpha;            /* cache amplification: alpha*f slots per node, 1..1000; 0 = 2 */
     double gamma;            /* OTF refresh share r = gamma*alpha*f; 0 = 0.15 */
     double delta;            /* PCF: share of each sample served from the cache; 0 = 0.4 */
     uint32_t period;         /* refresh every `period` batches; 0 = never */

@@ -2,7 +2,7 @@
  * sampler/shared_int.h -- private to sampler/shared*.c (the shared host
  * tier) and the hooks that call it (open.c, refresh.c, cache.c).
  *
- * File format of a published image (version 1), little endian:
+ * File format of a published image (GSNAP_SHM_VERSION, 2), little endian:
  *   header, 4096 bytes: gsnap_samp__shm_hdr, the rest zero;
  *   then, each array starting on a 4096-byte boundary: deg u32[nnodes];
  *   per cache i: cnt u32[nnodes], ver u64[nnodes], ids u64[nnodes *

@@ -113,6 +113,11 @@ int cli_parse_u64_range(const char *param, const char *text, uint64_t min, uint6
                         uint64_t *out);
 /** Signed decimal integer. */
 int cli_parse_i64(const char *param, const char *text, int64_t *out);
+/** Comma-separated list of 1..maxn unsigned decimals in [min, max] (and
+ *  "-1" items when minus_one): no empty items, signs or spaces; errors
+ *  name param and the item. */
+int cli_parse_list(const char *param, const char *text, uint64_t min, uint64_t max, int minus_one,
+                   unsigned maxn, int64_t *out, unsigned *n);
 /** Floating-point number (finite). */
 int cli_parse_double(const char *param, const char *text, double *out);
 /** Byte size: integer with an optional binary suffix K, M, G, T (also KiB, MB...:

@@ -5,6 +5,7 @@
  */
 #include "cli/cli.h"
 #include "cli/sample_adapt.h"
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -85,19 +86,10 @@ typedef struct {
 } sample_args;
 
 static int parse_fanouts(const char *text, gsnap_sampler_options *so) {
-    unsigned n = 0;
-    const char *p = text;
-    while (*p) {
-        char *end;
-        long v = strtol(p, &end, 10);
-        if (end == p || (v <= 0 && v != -1) || v > 1000000 || n >= GSNAP_MAX_LAYERS)
-            return cli_usage_err("--fanouts: '%s' is not a list of positive integers (or -1)", text);
-        so->fanouts[n++] = (int32_t)v;
-        p = end;
-        if (*p == ',') p++;
-        else if (*p) return cli_usage_err("--fanouts: '%s' is not a comma-separated list", text);
-    }
-    if (n == 0) return cli_usage_err("--fanouts: empty list");
+    int64_t v[GSNAP_MAX_LAYERS];
+    unsigned n;
+    if (cli_parse_list("--fanouts", text, 1, 1000000, 1, GSNAP_MAX_LAYERS, v, &n)) return CLI_USAGE;
+    for (unsigned i = 0; i < n; i++) so->fanouts[i] = (int32_t)v[i];
     so->layers = n;
     return 0;
 }
@@ -152,28 +144,50 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Node ids separated by white space; each an unsigned decimal (no sign:
+ * fscanf's %llu took "-1" as 2^64-1 and wrapped what overflowed). An error
+ * names the file, line and token. */
 static int read_seeds(const char *path, uint64_t **out, size_t *n) {
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
     if (!f) { cli_err("--seeds: cannot open '%s'", path); return CLI_ERR; }
-    size_t cap = 1024, m = 0;
+    size_t cap = 1024, m = 0, lcap = 0;
     uint64_t *v = malloc(cap * sizeof *v);
-    unsigned long long x;
-    while (v && fscanf(f, "%llu", &x) == 1) {
-        if (m == cap) {
-            uint64_t *nv = realloc(v, 2 * cap * sizeof *v);
-            if (!nv) { free(v); v = NULL; break; }
-            v = nv;
-            cap *= 2;
+    char *line = NULL;
+    ssize_t len;
+    unsigned long long lineno = 0;
+    int rc = 0;
+    if (!v) { cli_err("out of memory"); rc = CLI_ERR; }
+    while (!rc && (len = getline(&line, &lcap, f)) >= 0) {
+        lineno++;
+        if (memchr(line, '\0', (size_t)len)) {
+            cli_err("--seeds: %s:%llu: a NUL byte in the line", path, lineno);
+            rc = CLI_ERR;
+            break;
         }
-        v[m++] = x;
+        for (char *save = NULL, *tok = strtok_r(line, " \t\r\n\v\f", &save); tok && !rc;
+             tok = strtok_r(NULL, " \t\r\n\v\f", &save)) {
+            char *end;
+            errno = 0;
+            unsigned long long x = strtoull(tok, &end, 10);
+            if (tok[0] < '0' || tok[0] > '9' || *end || errno == ERANGE) {
+                cli_err("--seeds: %s:%llu: '%s' is not a node id (an unsigned integer below 2^64)", path, lineno,
+                        tok);
+                rc = CLI_ERR;
+            } else if (m == cap) {
+                uint64_t *nv = realloc(v, 2 * cap * sizeof *v);
+                if (!nv) { cli_err("out of memory"); rc = CLI_ERR; }
+                else { v = nv; cap *= 2; }
+            }
+            if (!rc) v[m++] = x;
+        }
     }
-    int bad = !feof(f);
+    if (!rc && ferror(f)) { cli_err("--seeds: cannot read '%s'", path); rc = CLI_ERR; }
+    free(line);
     if (f != stdin) fclose(f);
-    if (!v) { cli_err("out of memory"); return CLI_ERR; }
-    if (bad || m == 0) {
+    if (!rc && m == 0) { cli_err("--seeds: '%s' holds no node ids", path); rc = CLI_ERR; }
+    if (rc) {
         free(v);
-        cli_err("--seeds: '%s' must hold node ids (unsigned integers)", path);
-        return CLI_ERR;
+        return rc;
     }
     *out = v;
     *n = m;

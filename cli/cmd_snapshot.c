@@ -128,19 +128,13 @@ static void print_info_json(const gsnap_snapshot_info *in) {
 }
 
 
-static int parse_fanouts(const char *text, unsigned hops, uint32_t *f, int *given) {
-    char buf[512];
-    unsigned n = 0;
-    snprintf(buf, sizeof buf, "%s", text);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        uint64_t v;
-        if (n >= GSNAP_MAX_HOPS) return cli_usage_err("--fanouts: at most %d values", GSNAP_MAX_HOPS);
-        if (cli_parse_u64_range("--fanouts", tok, 1, GSNAP_MAX_FANOUT, &v)) return CLI_USAGE;
-        f[n++] = (uint32_t)v;
-    }
-    if (n == 0) return cli_usage_err("--fanouts: no values");
+/* --fanouts or --caps (param): 1..GSNAP_MAX_HOPS values in 1..GSNAP_MAX_FANOUT */
+static int parse_per_hop(const char *param, const char *text, uint32_t *f, int *given) {
+    int64_t v[GSNAP_MAX_HOPS];
+    unsigned n;
+    if (cli_parse_list(param, text, 1, GSNAP_MAX_FANOUT, 0, GSNAP_MAX_HOPS, v, &n)) return CLI_USAGE;
+    for (unsigned i = 0; i < n; i++) f[i] = (uint32_t)v[i];
     *given = (int)n;
-    (void)hops;
     return 0;
 }
 
@@ -170,7 +164,7 @@ static int snap_create(int argc, char **argv) {
             so.hops = (unsigned)u;
             break;
         case O_FANOUTS:
-            if ((ret = parse_fanouts(optarg, so.hops, fan, &nfan))) return ret;
+            if ((ret = parse_per_hop("--fanouts", optarg, fan, &nfan))) return ret;
             break;
         case O_ALPHA:
             if (cli_parse_double("--alpha", optarg, &d)) return CLI_USAGE;
@@ -194,7 +188,7 @@ static int snap_create(int argc, char **argv) {
             else return cli_usage_err("--hop-sets: '%s' is not auto, exact or sampled", optarg);
             break;
         case O_CAPS:
-            if ((ret = parse_fanouts(optarg, so.hops, caps, &ncaps))) return ret;
+            if ((ret = parse_per_hop("--caps", optarg, caps, &ncaps))) return ret;
             for (int i = 0; i < ncaps; i++)
                 if (caps[i] > GSNAP_SNAPSHOT_CAP) return cli_usage_err("--caps: %u is more than %d", caps[i], GSNAP_SNAPSHOT_CAP);
             break;

@@ -57,20 +57,10 @@ static double now_s(void) {
 }
 
 static int parse_fanouts(const char *text, gsnap_tsampler_options *o) {
-    unsigned n = 0;
-    const char *p = text;
-    while (*p) {
-        char *end;
-        long v = strtol(p, &end, 10);
-        if (end == p || v <= 0 || v > 1000000 || n >= GSNAP_TS_MAX_LAYERS)
-            return cli_usage_err("--fanouts: '%s' is not a list of 1..%d integers in 1..1000000", text,
-                                 GSNAP_TS_MAX_LAYERS);
-        o->fanouts[n++] = (uint32_t)v;
-        p = end;
-        if (*p == ',') p++;
-        else if (*p) return cli_usage_err("--fanouts: '%s' is not a comma-separated list", text);
-    }
-    if (n == 0) return cli_usage_err("--fanouts: empty list");
+    int64_t v[GSNAP_TS_MAX_LAYERS];
+    unsigned n;
+    if (cli_parse_list("--fanouts", text, 1, 1000000, 0, GSNAP_TS_MAX_LAYERS, v, &n)) return CLI_USAGE;
+    for (unsigned i = 0; i < n; i++) o->fanouts[i] = (uint32_t)v[i];
     o->layers = n;
     return 0;
 }

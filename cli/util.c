@@ -203,6 +203,40 @@ int cli_parse_u64_range(const char *param, const char *text, uint64_t min, uint6
     return 0;
 }
 
+int cli_parse_list(const char *param, const char *text, uint64_t min, uint64_t max, int minus_one,
+                   unsigned maxn, int64_t *out, unsigned *n)
+{
+    unsigned k = 0;
+    const char *p = text;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char item[24]; /* longer than any u64: out of range either way */
+        if (len == 0)
+            return cli_usage_err("%s: '%s' has an empty item (item %u)", param, text, k + 1);
+        if (k >= maxn)
+            return cli_usage_err("%s: at most %u values", param, maxn);
+        if (len >= sizeof item)
+            return cli_usage_err("%s: item %u of '%s' is not an integer in [%llu, %llu]", param, k + 1, text,
+                                 (unsigned long long)min, (unsigned long long)max);
+        memcpy(item, p, len);
+        item[len] = '\0';
+        if (minus_one && strcmp(item, "-1") == 0) {
+            out[k++] = -1;
+        } else {
+            uint64_t v;
+            if (cli_parse_u64_range(param, item, min, max, &v))
+                return CLI_USAGE;
+            out[k++] = (int64_t)v;
+        }
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    *n = k;
+    return 0;
+}
+
 int cli_parse_i64(const char *param, const char *text, int64_t *out)
 {
     long long v;

@@ -462,7 +462,9 @@ typedef struct {
  * Parse one line of text into an event. Returns GSNAP_OK (event filled),
  * GSNAP_NOTFOUND (comment or blank line), or GSNAP_EPARSE with a message of at
  * most `errlen` bytes in `err` saying what is wrong (column, text).
- * `line_no` provides the default time. Pure function; safe to fuzz.
+ * `line_no` provides the default time; on line 1 a UTF-8 byte order mark
+ * is skipped. When a failing line starts with a letter, the message ends
+ * with a hint that it looks like a header row. Pure function; safe to fuzz.
  */
 int gsnap_parse_edge_line(const char *line, size_t len, uint64_t line_no,
                           uint64_t *src, uint64_t *dst, int64_t *t, int *is_delete,

@@ -55,7 +55,9 @@ static void *committer_main(void *arg) {
         }
         gsnap_batch_abort(b);
         pthread_mutex_lock(&c->mu);
-        if (rc != GSNAP_OK) snprintf(c->msg, sizeof c->msg, "%s", gsnap_db_errmsg(c->db));
+        if (rc != GSNAP_OK) /* where in the input: the store's message names no line */
+            snprintf(c->msg, sizeof c->msg, "%s: lines %llu..%llu (one batch) not committed: %s", c->name,
+                     (unsigned long long)c->first, (unsigned long long)c->last, gsnap_db_errmsg(c->db));
         c->rc = rc;
         c->version = v;
         c->have_result = 1;
@@ -169,18 +171,6 @@ static int read_end(gsnap_db *db, FILE *fp, const char *name, const gsnap_ingest
     return GSNAP_OK;
 }
 
-/* The first edge line fails to parse: if it starts with a letter (after
- * blanks), append to its message that it looks like a header row. */
-static void hint_header_row(const char *lp, size_t n, char *perrbuf, size_t size) {
-    size_t k = 0;
-    while (k < n && (lp[k] == ' ' || lp[k] == '\t')) k++;
-    if (k < n && ((lp[k] >= 'A' && lp[k] <= 'Z') || (lp[k] >= 'a' && lp[k] <= 'z'))) {
-        size_t l = strlen(perrbuf);
-        snprintf(perrbuf + l, size - l, " (this looks like a header row: remove it or "
-                 "start it with '#')");
-    }
-}
-
 /* The input and the options in force (the defaults for NULL), or
  * GSNAP_EINVAL with a message. */
 static int ingest_args(gsnap_db *db, FILE *fp, const gsnap_ingest_options **opts) {
@@ -230,7 +220,7 @@ int gsnap_ingest_text(gsnap_db *db, void *fpv, const char *name,
     committer cm;
     char *line = NULL, perrbuf[320], first_bad[480];
     size_t cap = 0, batch_edges;
-    uint64_t batch_first = 0, last_event_line = 0, parsed = 0; /* version log: the batch's line range */
+    uint64_t batch_first = 0, last_event_line = 0; /* version log: the batch's line range */
     ssize_t n;
     double t0 = gsnap_now();
     int rc = GSNAP_OK, cur = 0;
@@ -253,18 +243,11 @@ int gsnap_ingest_text(gsnap_db *db, void *fpv, const char *name,
         int64_t t;
         int del, prc;
         rep.lines++;
-        char *lp = line;
-        if (rep.lines == 1 && n >= 3 && memcmp(lp, "\xEF\xBB\xBF", 3) == 0) {
-            lp += 3; /* a UTF-8 byte order mark (spreadsheet exports) */
-            n -= 3;
-        }
-        prc = gsnap_parse_edge_line(lp, (size_t)n, rep.lines, &s, &d, &t, &del,
+        prc = gsnap_parse_edge_line(line, (size_t)n, rep.lines, &s, &d, &t, &del,
                                     perrbuf, sizeof perrbuf);
         if (prc == GSNAP_NOTFOUND)
             continue;
         if (prc != GSNAP_OK) {
-            if (parsed == 0 && rep.bad_lines == 0)
-                hint_header_row(lp, (size_t)n, perrbuf, sizeof perrbuf); /* the first edge line */
             if ((rc = bad_line(db, &cm, name, perrbuf, first_bad, &rep, opts)) != GSNAP_OK)
                 goto done;
             continue;
@@ -272,7 +255,6 @@ int gsnap_ingest_text(gsnap_db *db, void *fpv, const char *name,
         if (gsnap_batch__prep_size(prep[cur]) == 0)
             batch_first = rep.lines;
         last_event_line = rep.lines;
-        parsed++;
         if ((prc = gsnap_batch__prep_push(prep[cur], s, d, t, del)) != GSNAP_OK) {
             if ((rc = committer_stop(&cm, GSNAP_OK, &rep, opts)) == GSNAP_OK)
                 rc = gsnap_store__err(db, prc, prc == GSNAP_ERANGE ? "%s:%llu: time %lld is reserved for \"now\""

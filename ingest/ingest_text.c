@@ -316,22 +316,45 @@ static int split_fields(const char *p, const char *end, const char **fs, size_t 
     return 0;
 }
 
+static int parse_line(const char *p, const char *end, uint64_t line_no, uint64_t *src, uint64_t *dst,
+                      int64_t *t, int *is_delete, char *err, size_t errlen);
+
+/* The one parser of edge lines: `graphsnap ingest`, its --dry-run and
+ * gsnap_ingest_text all come here, so that they accept and reject the same
+ * lines with the same messages (--dry-run once had a loop of its own that
+ * kept neither the byte order mark nor the hint). */
 int gsnap_parse_edge_line(const char *line, size_t len, uint64_t line_no,
                           uint64_t *src, uint64_t *dst, int64_t *t, int *is_delete,
                           char *err, size_t errlen)
 {
-    const char *p, *end, *fs[NCOLS];
+    if (err && errlen)
+        err[0] = '\0';
+    if (!line && len)
+        return perr(err, errlen, "no line");
+    const char *p = line, *end = line + len;
+    if (line_no == 1 && len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0)
+        p += 3; /* a UTF-8 byte order mark (spreadsheet exports) */
+    int rc = parse_line(p, end, line_no, src, dst, t, is_delete, err, errlen);
+    if (rc == GSNAP_EPARSE && err && errlen) {
+        while (p < end && is_ws((unsigned char)*p))
+            p++;
+        if (p < end && ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z'))) {
+            size_t l = strlen(err);
+            snprintf(err + l, errlen - l, " (this looks like a header row: remove it or start it with '#')");
+        }
+    }
+    return rc;
+}
+
+static int parse_line(const char *p, const char *end, uint64_t line_no, uint64_t *src, uint64_t *dst,
+                      int64_t *t, int *is_delete, char *err, size_t errlen)
+{
+    const char *fs[NCOLS];
     size_t fn[NCOLS];
     int ncol = 0, rc, op = 0;
     uint64_t s = 0, d = 0;
     int64_t tv;
 
-    if (err && errlen)
-        err[0] = '\0';
-    if (!line && len)
-        return perr(err, errlen, "no line");
-    p = line;
-    end = line + len;
     /* strip the line end and trailing blanks (\r of CRLF included) */
     while (end > p && (end[-1] == '\n' || end[-1] == '\r' || is_ws((unsigned char)end[-1])))
         end--;

@@ -106,6 +106,41 @@ int main(void) {
     CHECK_MSG(!exists("ro/lock.mdb"), "--read-only created a lock.mdb");
     CHECK(sh("$G ingest -d $D/ro --read-only $D/bom.tsv") == 2);
 
+    /* Found by a hostile-input campaign (each failed before its fix): */
+    /* --fanouts / --caps lists: empty items, an item past 511 characters
+     * (the list was cut there, silently), the option named in the message */
+    CHECK_MSG(sh("$G snapshot create -d $D/db f1 --hops 2 --fanouts 2,,2") == 2 && strstr(out, "empty item"),
+              "fanouts 2,,2: %s", out);
+    CHECK(sh("$G snapshot create -d $D/db f2 --hops 2 --fanouts 2,2,") == 2);
+    CHECK_MSG(sh("$G snapshot create -d $D/db f3 --hops 1 --fanouts $(printf '%%0510d' 0)12") == 2,
+              "a 512-character fanout: %s", out);
+    CHECK_MSG(sh("$G snapshot create -d $D/db f4 --hops 2 --fanouts 2,2 --hop-sets sampled --caps 0") == 2 &&
+              strstr(out, "--caps"), "--caps 0: %s", out);
+    CHECK(sh("$G snapshot create -d $D/db f5 --hops 2 --fanouts 2,2 --hop-sets sampled --caps 3,") == 2);
+    CHECK(sh("$G sample -d $D/db --fanouts '2,' --random 4 --batches 1") == 2);
+    CHECK(sh("$G sample -d $D/db --fanouts ' 2' --random 4 --batches 1") == 2);
+    CHECK(sh("$G sample -d $D/db --fanouts '+2' --random 4 --batches 1") == 2);
+    CHECK(sh("$G sample -d $D/db --fanouts '-1,2' --random 4 --batches 1") == 0);
+    CHECK(sh("$G temporal-sample -d $D/db --fanouts '2,' --random 4") == 2);
+    /* seed files: a negative or overflowing id is an error naming file and
+     * line (fscanf's %llu took them as 2^64-1) */
+    CHECK_MSG(sh("printf '1 2\\n-1\\n' > $D/seeds && $G sample -d $D/db --fanouts 2 --seeds $D/seeds") == 1 &&
+              strstr(out, "seeds:2:"), "seed -1: %s", out);
+    CHECK(sh("printf '99999999999999999999\\n' > $D/seeds && $G sample -d $D/db --fanouts 2 --seeds $D/seeds") == 1);
+    CHECK(sh("printf '1 2\\n3\\n' > $D/seeds && $G sample -d $D/db --fanouts 2 --seeds $D/seeds --batches 1") == 0);
+    /* --dry-run parses as ingest does: the BOM skipped, the header hinted */
+    CHECK_MSG(sh("$G ingest --dry-run $D/bom.tsv") == 0 && strstr(out, "events     2"), "dry-run BOM: %s", out);
+    CHECK_MSG(sh("printf '# c\\nsrc dst t\\n1 2 3\\n' > $D/hdr2.tsv && $G ingest --dry-run $D/hdr2.tsv") == 1 &&
+              strstr(out, "hdr2.tsv:2:") && strstr(out, "header row"), "dry-run header: %s", out);
+    /* a batch the retention horizon refuses: the message names the input
+     * and the batch's lines (it named neither), the batch before it stays */
+    CHECK(sh("$G init $D/hz --nosync && printf '1 2 100\\n1 2 101 del\\n1 3 150\\n' | $G -d $D/hz ingest - --batch 1 "
+             "&& $G -d $D/hz compact --keep-versions 1") == 0);
+    CHECK_MSG(sh("printf '5 6 200\\n5 7 201\\n5 8 202\\n5 9 50\\n5 10 203\\n' > $D/hz.tsv && "
+                 "$G -d $D/hz ingest $D/hz.tsv --batch 2") == 1 && strstr(out, "hz.tsv: lines 3..4"),
+              "horizon: %s", out);
+    CHECK_MSG(sh("$G -d $D/hz neighbors 5 --out") == 0 && strstr(out, "6") && strstr(out, "7"), "batch 1: %s", out);
+
     /* damaged LMDB pages: flip header bytes of branch and leaf pages */
     int crashes_unguarded = 0, signals_guarded = 0, reported = 0, trials = 0;
     for (long pg = 2; pg < 400 && trials < (test_small() ? 8 : 40); pg += 7) {

@@ -131,7 +131,7 @@ int cmd_init(int argc, char **argv)
 
 static const char ingest_usage[] =
     "Usage: graphsnap ingest FILE|- [--batch N] [--skip-bad] [--nosync] [--json]\n"
-    "                        [--merge-fanout F]\n"
+    "                        [--merge-fanout F] [--dry-run]\n"
     "\n"
     "Load edge events from a text file ('-' = stdin) into the database. One line\n"
     "per event: 'src dst [t] [op]', columns separated by tabs, commas or spaces;\n"

@@ -48,7 +48,17 @@ static const char te_usage[] =
     "The store's add events in time order in batches of N (default 600), each with K\n"
     "(default 1) negative destinations drawn uniformly over the nodes seen so far.\n"
     "Prints 'batch src dst t version neg1 ..' per event (or, with --json, one JSON\n"
-    "object with the batches), for the first B batches (default: all).\n";
+    "object with the batches), for the first B batches (default: all).\n"
+    "\n"
+    "Options:\n"
+    "  --batch-size N    events per batch (default 600)\n"
+    "  --negatives K     negative destinations per event (default 1)\n"
+    "  --at-version V    the store version to read (default: the newest)\n"
+    "  --limit B         print the first B batches only (default: all)\n"
+    "  --seed S          seed of the negative draws (default 1)\n"
+    "  --json            one JSON object on stdout\n"
+    "  -d, --db DIR      database directory\n"
+    "  -h, --help        show this help\n";
 
 static double now_s(void) {
     struct timespec ts;

@@ -405,7 +405,10 @@ typedef struct {
 /**
  * Point-in-time neighbours of `node` in direction `dir`, at event time `at_t`
  * (GSNAP_TIME_MAX = now) as of version `as_of` (GSNAP_VERSION_LATEST = newest
- * in the view). Answers the live instances in order of (neighbour, t).
+ * in the view; as of any version the view's newest is below, every committed
+ * version counts: the answer is the newest one's, unlike a snapshot create,
+ * which records its version and refuses one not committed yet). Answers the
+ * live instances in order of (neighbour, t).
  * Fills buf with up to `cap` entries and sets *count to the total number; when
  * *count > cap the caller may retry with a larger buffer (buf may be NULL when
  * cap is 0). A node with no edges answers count 0 and GSNAP_OK.

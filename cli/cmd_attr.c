@@ -123,6 +123,30 @@ static int next_field(char **p, char **s, char **e) {
     return 1;
 }
 
+enum { NUM_OK = 0, NUM_BAD, NUM_OVERFLOW };
+
+/* A signed decimal integer: optional '-', then digits only (no '+', no blanks,
+ * no '0x', no point or exponent), within int64. */
+static int parse_i64(const char *s, int64_t *out) {
+    int neg = *s == '-';
+    uint64_t v = 0, lim = neg ? (uint64_t)INT64_MAX + 1u : (uint64_t)INT64_MAX;
+    int ovf = 0;
+    if (neg) s++;
+    if (!*s) return NUM_BAD;
+    for (; *s; s++) {
+        unsigned d = (unsigned)(*s - '0');
+        if (d > 9) return NUM_BAD;
+        if (v > (lim - d) / 10) ovf = 1;
+        else v = v * 10 + d;
+    }
+    if (ovf) return NUM_OVERFLOW;
+    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+    return NUM_OK;
+}
+
+/* A field for a message: at most 40 bytes, then "..." */
+#define FQ(s) (strlen(s) > 40 ? 40 : (int)strlen(s)), (s), (strlen(s) > 40 ? "..." : "")
+
 static int ingest_text(loader *L, const char *path, FILE *f) {
     char *line = NULL;
     size_t lcap = 0;
@@ -175,13 +199,31 @@ static int ingest_text(loader *L, const char *path, FILE *f) {
             if (k == L->info.dim) { k++; break; }
             save = *e;
             *e = 0;
+            if (L->info.dtype == GSNAP_DTYPE_I64) {
+                int64_t v = 0;
+                int nrc = parse_i64(s, &v);
+                if (nrc != NUM_OK) {
+                    if (nrc == NUM_OVERFLOW)
+                        cli_err("%s:%llu: field %u: '%.*s%s' is out of the i64 range (-9223372036854775808 .. "
+                                "9223372036854775807)", path, (unsigned long long)lineno, k + 3, FQ(s));
+                    else
+                        cli_err("%s:%llu: field %u: '%.*s%s' is not an integer (i64: an optional '-' and decimal "
+                                "digits)", path, (unsigned long long)lineno, k + 3, FQ(s));
+                    bad = 1;
+                    break;
+                }
+                memcpy(row + (size_t)k * es, &v, 8);
+                *e = save;
+                k++;
+                continue;
+            }
             errno = 0;
             double x = strtod(s, &end);
             int vrc = end == e && errno != ERANGE ? gsnap_feat__from_double(L->info.dtype, x, row + (size_t)k * es)
                                                   : GSNAP_EPARSE;
             if (vrc) {
-                cli_err("%s:%llu: field %u: '%s' is not a%s %s value", path, (unsigned long long)lineno, k + 3, s,
-                        L->info.dtype == GSNAP_DTYPE_I64 ? "n integer" : "", gsnap_dtype_name(L->info.dtype));
+                cli_err("%s:%llu: field %u: '%.*s%s' is not a %s value", path, (unsigned long long)lineno, k + 3,
+                        FQ(s), gsnap_dtype_name(L->info.dtype));
                 bad = 1;
                 break;
             }

@@ -4,7 +4,8 @@
  * a bad line (wrong number of values, bad number, bad node) fails with
  * file:line and commits nothing of its batch, earlier batches stay), .npy
  * with --nodes and --t (truncated data refused), get at (T, V) in text and
- * JSON, list, unknown table, and `check` counting attribute problems (0). */
+ * JSON, list, unknown table, and `check` counting attribute problems (0);
+ * then one test per defect found by the hostile-input campaign. */
 #include "test.h"
 
 #include <fcntl.h>
@@ -171,10 +172,11 @@ static const char *js_value(const char *p, int depth)
         return p + 5;
     return js_number(p);
 }
-static void npy(const char *path, const char *descr, const char *shape, const void *data, size_t bytes)
+/* An .npy (version 1) whose header dict is `dict` verbatim. */
+static void npy_dict(const char *path, const char *dict, const void *data, size_t bytes)
 {
-    char hdr[256];
-    int n = snprintf(hdr, sizeof hdr, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, shape);
+    char hdr[512];
+    int n = snprintf(hdr, sizeof hdr, "%s", dict);
     int pad = 64 - (10 + n + 1) % 64;
     memset(hdr + n, ' ', (size_t)pad);
     hdr[n + pad] = '\n';
@@ -186,6 +188,60 @@ static void npy(const char *path, const char *descr, const char *shape, const vo
         exit(1);
     }
     fclose(f);
+}
+
+static void npy(const char *path, const char *descr, const char *shape, const void *data, size_t bytes)
+{
+    char dict[256];
+    snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, shape);
+    npy_dict(path, dict, data, bytes);
+}
+
+/* Write `text` to path, ingest it into table (exit status returned). */
+static int ingest_text(const char *db, const char *table, const char *path, const char *text)
+{
+    write_file(path, text, strlen(text));
+    return run("attr", "ingest", table, path, "-d", db, NULL);
+}
+
+/* get of one node: out_buf must be `want` exactly. */
+static void expect_row(const char *db, const char *table, const char *node, const char *want, int line)
+{
+    int rc = run("attr", "get", table, node, "-d", db, NULL);
+    if (rc != 0 || strcmp(out_buf, want) != 0) {
+        fprintf(stderr, "%s:%d: get %s %s: rc %d, got [%s], want [%s]\n", __FILE__, line, table, node, rc,
+                out_buf, want);
+        test_failures++;
+    }
+}
+#define EXPECT_ROW(db, table, node, want) expect_row(db, table, node, want, __LINE__)
+
+/* Defect 9: i64 values are integers, parsed exactly (not through double), the
+ * whole i64 range accepted, overflow and non-integers refused with
+ * file:line: field N. */
+static void test_i64_exact(const char *db, const char *path)
+{
+    CHECK(run("attr", "create", "ti", "--dtype", "i64", "--dim", "2", "-d", db, NULL) == 0);
+    CHECK(ingest_text(db, "ti", path, "1 0 9007199254740993 -9223372036854775808\n"
+                                        "2 0 9223372036854775807 -9007199254740993\n") == 0);
+    EXPECT_ROW(db, "ti", "1", "1\t9007199254740993\t-9223372036854775808\n");
+    EXPECT_ROW(db, "ti", "2", "2\t9223372036854775807\t-9007199254740993\n");
+    static const struct { const char *line, *want; } bad[] = {
+        {"3 0 9223372036854775808 0\n", "i.tsv:1: field 3: '9223372036854775808' is out of the i64 range"},
+        {"3 0 0 -9223372036854775809\n", "i.tsv:1: field 4: '-9223372036854775809' is out of the i64 range"},
+        {"3 0 99999999999999999999999 0\n", "i.tsv:1: field 3: '99999999999999999999999' is out of the i64"},
+        {"3 0 1.5 0\n", "i.tsv:1: field 3: '1.5' is not an integer"},
+        {"3 0 5.0 0\n", "i.tsv:1: field 3: '5.0' is not an integer"},
+        {"3 0 0 1e3\n", "i.tsv:1: field 4: '1e3' is not an integer"},
+        {"3 0 0x10 0\n", "i.tsv:1: field 3: '0x10' is not an integer"},
+        {"3 0 +7 0\n", "i.tsv:1: field 3: '+7' is not an integer"},
+        {"3 0 - 0\n", "i.tsv:1: field 3: '-' is not an integer"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK_MSG(ingest_text(db, "ti", path, bad[i].line) == 1, "case %zu", i);
+        CHECK_MSG(strstr(err_buf, bad[i].want) != NULL, "case %zu: [%s]", i, err_buf);
+        EXPECT_ROW(db, "ti", "3", "3\t-\n");
+    }
 }
 
 int main(void)
@@ -280,6 +336,14 @@ int main(void)
     CHECK(run("check", "-d", db, NULL) == 0);
     CHECK(strstr(out_buf, "0 problem(s)") != NULL);
     CHECK(run("attr", "frob", "-d", db, NULL) == 2);
+
+    char ip[600], ep[600], fp[600], np0[600], xp[600];
+    snprintf(ip, sizeof ip, "%s/i.tsv", tmp);
+    snprintf(ep, sizeof ep, "%s/e.csv", tmp);
+    snprintf(fp, sizeof fp, "%s/f.npy", tmp);
+    snprintf(np0, sizeof np0, "%s/z.npy", tmp);
+    snprintf(xp, sizeof xp, "%s/x.tsv", tmp);
+    test_i64_exact(db, ip);
     test_rmdir(tmp);
     free(tmp);
     TEST_DONE();

@@ -109,17 +109,34 @@ static int loader_row(loader *L, uint64_t node, int64_t t, unsigned char **row) 
 
 /* ---- text input ------------------------------------------------------------ */
 
-static int is_sep(char c) { return c == '\t' || c == ',' || c == ' ' || c == '\r' || c == '\n'; }
+/* Fields of a line (its "\n" or "\r\n" cut off): fields are separated by a
+ * run of blanks (spaces, tabs) or by one comma with blanks around it. Two
+ * commas in a row, or a comma at either end of the line, make an empty field:
+ * an error, as in edge ingest. */
+typedef struct {
+    char *p;
+    int started;
+} fields;
 
-/* Next field of *p: [*s, *e); 0 when none is left. */
-static int next_field(char **p, char **s, char **e) {
-    char *q = *p;
-    while (*q && is_sep(*q)) q++;
-    if (!*q) return 0;
+static int is_blank(char c) { return c == ' ' || c == '\t'; }
+
+/* Next field [*s, *e): 1; none left: 0; an empty field: -1. */
+static int next_field(fields *F, char **s, char **e) {
+    char *q = F->p;
+    while (is_blank(*q)) q++;
+    if (*q == ',') {
+        if (!F->started) return -1; /* a comma at the start */
+        q++;
+        while (is_blank(*q)) q++;
+        if (!*q || *q == ',') return -1; /* two commas, or one at the end */
+    } else if (!*q) {
+        return 0;
+    }
+    F->started = 1;
     *s = q;
-    while (*q && !is_sep(*q)) q++;
+    while (*q && !is_blank(*q) && *q != ',') q++;
     *e = q;
-    *p = q;
+    F->p = q;
     return 1;
 }
 
@@ -161,8 +178,16 @@ static int ingest_text(loader *L, const char *path, FILE *f) {
             rc = GSNAP_EPARSE;
             break;
         }
-        char *p = line, *s, *e;
-        if (!next_field(&p, &s, &e) || *s == '#') continue;
+        if (got > 0 && line[got - 1] == '\n') line[--got] = 0;
+        if (got > 0 && line[got - 1] == '\r') line[--got] = 0;
+        char *s, *e;
+        fields F = {line, 0};
+        unsigned fno = 1; /* the field next_field returns next */
+        s = line;
+        while (is_blank(*s)) s++;
+        if (!*s || *s == '#') continue;
+        int fr = next_field(&F, &s, &e);
+        if (fr < 0) goto empty_field;
         char save = *e;
         *e = 0;
         char *end;
@@ -174,7 +199,9 @@ static int ingest_text(loader *L, const char *path, FILE *f) {
             break;
         }
         *e = save;
-        if (!next_field(&p, &s, &e)) {
+        fno++;
+        if ((fr = next_field(&F, &s, &e)) < 0) goto empty_field;
+        if (fr == 0) {
             cli_err("%s:%llu: expected `node t v1 .. v%u`, found only a node id", path, (unsigned long long)lineno,
                     L->info.dim);
             rc = GSNAP_EPARSE;
@@ -191,11 +218,13 @@ static int ingest_text(loader *L, const char *path, FILE *f) {
             break;
         }
         *e = save;
+        fno++;
         unsigned char *row;
         if ((rc = loader_row(L, node, t, &row))) break;
         uint32_t k = 0;
         int bad = 0;
-        while (next_field(&p, &s, &e)) {
+        while ((fr = next_field(&F, &s, &e)) != 0) {
+            if (fr < 0) { bad = 2; break; }
             if (k == L->info.dim) { k++; break; }
             save = *e;
             *e = 0;
@@ -215,6 +244,7 @@ static int ingest_text(loader *L, const char *path, FILE *f) {
                 memcpy(row + (size_t)k * es, &v, 8);
                 *e = save;
                 k++;
+                fno++;
                 continue;
             }
             errno = 0;
@@ -229,7 +259,9 @@ static int ingest_text(loader *L, const char *path, FILE *f) {
             }
             *e = save;
             k++;
+            fno++;
         }
+        if (bad == 2) goto empty_field;
         if (bad) { rc = GSNAP_EPARSE; break; }
         if (k != L->info.dim) {
             if (k > L->info.dim)
@@ -242,6 +274,12 @@ static int ingest_text(loader *L, const char *path, FILE *f) {
             break;
         }
         if (L->n == L->batch && (rc = loader_flush(L))) break; /* a full batch commits now */
+        continue;
+    empty_field:
+        cli_err("%s:%llu: field %u: empty field (two commas in a row, or a comma at the start or end of the line)",
+                path, (unsigned long long)lineno, fno);
+        rc = GSNAP_EPARSE;
+        break;
     }
     if (rc == 0 && ferror(f)) {
         cli_err("%s: read error: %s", path, strerror(errno));

@@ -244,6 +244,33 @@ static void test_i64_exact(const char *db, const char *path)
     }
 }
 
+/* Defect 10: an empty field (two commas, a comma at either end) is an error
+ * naming file, line and field; blanks around commas and runs of blanks are
+ * one separator. */
+static void test_empty_field(const char *db, const char *path)
+{
+    CHECK(run("attr", "create", "tf", "--dtype", "f32", "--dim", "2", "-d", db, NULL) == 0);
+    static const struct { const char *line, *want; } bad[] = {
+        {"4,0,,1,2\n", "e.csv:1: field 3: empty field"},
+        {",4,0,1,2\n", "e.csv:1: field 1: empty field"},
+        {"4,0,1,2,\n", "e.csv:1: field 5: empty field"},
+        {"4,0,1,2, \r\n", "e.csv:1: field 5: empty field"},
+        {"4 , 0 ,, 1 , 2\n", "e.csv:1: field 3: empty field"},
+        {"4,,0,1,2\n", "e.csv:1: field 2: empty field"},
+        {"# c\n4\t0\t1\t,\t,2\n", "e.csv:2: field 4: empty field"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK_MSG(ingest_text(db, "tf", path, bad[i].line) == 1, "case %zu", i);
+        CHECK_MSG(strstr(err_buf, bad[i].want) != NULL, "case %zu: [%s]", i, err_buf);
+        EXPECT_ROW(db, "tf", "4", "4\t-\n");
+    }
+    /* accepted: blanks around commas, runs of blanks, trailing blanks, CRLF */
+    CHECK(ingest_text(db, "tf", path, "4 , 0 ,1,2 \r\n5\t 0   3\t\t4\t\n  6,0,5,6\n") == 0);
+    EXPECT_ROW(db, "tf", "4", "4\t1\t2\n");
+    EXPECT_ROW(db, "tf", "5", "5\t3\t4\n");
+    EXPECT_ROW(db, "tf", "6", "6\t5\t6\n");
+}
+
 int main(void)
 {
     const char *b = getenv("BUILD");
@@ -344,6 +371,7 @@ int main(void)
     snprintf(np0, sizeof np0, "%s/z.npy", tmp);
     snprintf(xp, sizeof xp, "%s/x.tsv", tmp);
     test_i64_exact(db, ip);
+    test_empty_field(db, ep);
     test_rmdir(tmp);
     free(tmp);
     TEST_DONE();

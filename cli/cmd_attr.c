@@ -299,6 +299,116 @@ typedef struct {
     long data_off;
 } npy_hdr;
 
+/* The header's dict, a Python literal such as
+ *   {'descr': '<f4', 'fortran_order': False, 'shape': (3, 2), }
+ * read by key, in any order: each of the three keys exactly once, no other
+ * key, then only blanks (the padding). Fortran order is refused unless its
+ * bytes are those of C order (one row or one column). */
+static const char *py_ws(const char *p) {
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+    return p;
+}
+
+/* A quoted string ('...' or "...", no escapes): [*s, *s + *n), the end returned. */
+static const char *py_str(const char *p, const char **s, size_t *n) {
+    char q = *p;
+    if (q != '\'' && q != '"') return NULL;
+    const char *b = ++p;
+    while (*p && *p != q && *p != '\\') p++;
+    if (*p != q) return NULL;
+    *s = b;
+    *n = (size_t)(p - b);
+    return p + 1;
+}
+
+static int npy_dict(const char *path, const char *hd, npy_hdr *h) {
+    enum { K_DESCR, K_FORTRAN, K_SHAPE };
+    static const char *const keys[] = {"descr", "fortran_order", "shape"};
+    int seen[3] = {0, 0, 0}, fortran = 0;
+    const char *p = py_ws(hd);
+    if (*p != '{') { cli_err("%s: bad .npy header: not a dict", path); return GSNAP_EPARSE; }
+    p = py_ws(p + 1);
+    while (*p != '}') {
+        const char *ks, *vs;
+        size_t kn, vn;
+        int k;
+        if (!(p = py_str(p, &ks, &kn))) {
+            cli_err("%s: bad .npy header: a dict key is not a quoted string", path);
+            return GSNAP_EPARSE;
+        }
+        for (k = 0; k < 3; k++)
+            if (strlen(keys[k]) == kn && memcmp(keys[k], ks, kn) == 0) break;
+        if (k == 3) {
+            cli_err("%s: .npy header has an unknown key '%.*s' (want descr, fortran_order, shape)", path,
+                    kn > 40 ? 40 : (int)kn, ks);
+            return GSNAP_EPARSE;
+        }
+        if (seen[k]++) { cli_err("%s: .npy header repeats the key '%s'", path, keys[k]); return GSNAP_EPARSE; }
+        p = py_ws(p);
+        if (*p != ':') { cli_err("%s: bad .npy header: no ':' after '%s'", path, keys[k]); return GSNAP_EPARSE; }
+        p = py_ws(p + 1);
+        if (k == K_DESCR) {
+            if (!(p = py_str(p, &vs, &vn)) || vn != 3 || (vs[0] != '<' && vs[0] != '|') ||
+                (vs[1] != 'f' && vs[1] != 'i') || !isdigit((unsigned char)vs[2])) {
+                cli_err("%s: .npy dtype not supported (want little-endian f2, f4, f8, i4 or i8)", path);
+                return GSNAP_EPARSE;
+            }
+            h->kind = vs[1];
+            h->size = vs[2] - '0';
+            if ((h->kind == 'f' && h->size != 2 && h->size != 4 && h->size != 8) ||
+                (h->kind == 'i' && h->size != 4 && h->size != 8)) {
+                cli_err("%s: .npy dtype %c%d not supported (want f2, f4, f8, i4 or i8)", path, h->kind, h->size);
+                return GSNAP_EPARSE;
+            }
+        } else if (k == K_FORTRAN) {
+            size_t w = strncmp(p, "True", 4) == 0 ? 4 : strncmp(p, "False", 5) == 0 ? 5 : 0;
+            if (!w || isalnum((unsigned char)p[w]) || p[w] == '_') {
+                cli_err("%s: .npy header: 'fortran_order' must be True or False", path);
+                return GSNAP_EPARSE;
+            }
+            fortran = w == 4;
+            p += w;
+        } else {
+            if (*p != '(') { cli_err("%s: bad .npy shape (not a tuple)", path); return GSNAP_EPARSE; }
+            p = py_ws(p + 1);
+            h->ndim = 0;
+            while (*p != ')') {
+                uint64_t v = 0;
+                if (!isdigit((unsigned char)*p) || h->ndim == 2) {
+                    cli_err("%s: .npy shape must be (n,) or (n, d)", path);
+                    return GSNAP_EPARSE;
+                }
+                for (; isdigit((unsigned char)*p); p++) {
+                    if (v > (UINT64_MAX - (uint64_t)(*p - '0')) / 10) {
+                        cli_err("%s: .npy shape overflows", path);
+                        return GSNAP_EPARSE;
+                    }
+                    v = v * 10 + (uint64_t)(*p - '0');
+                }
+                h->shape[h->ndim++] = v;
+                p = py_ws(p);
+                if (*p == ',') p = py_ws(p + 1);
+                else if (*p != ')') { cli_err("%s: bad .npy shape", path); return GSNAP_EPARSE; }
+            }
+            p++;
+        }
+        p = py_ws(p);
+        if (*p == ',') p = py_ws(p + 1);
+        else if (*p != '}') {
+            cli_err("%s: bad .npy header: expected ',' or '}' after '%s'", path, keys[k]);
+            return GSNAP_EPARSE;
+        }
+    }
+    if (*py_ws(p + 1)) { cli_err("%s: bad .npy header: text after the dict", path); return GSNAP_EPARSE; }
+    for (int k = 0; k < 3; k++)
+        if (!seen[k]) { cli_err("%s: .npy header lacks the key '%s'", path, keys[k]); return GSNAP_EPARSE; }
+    if (fortran && h->ndim == 2 && h->shape[0] > 1 && h->shape[1] > 1) {
+        cli_err("%s: Fortran-order .npy arrays are not supported (save C order, e.g. np.ascontiguousarray)", path);
+        return GSNAP_EPARSE;
+    }
+    return 0;
+}
+
 /* Parse an .npy header (versions 1-3, little-endian or byte dtypes, C order). */
 static int npy_open(const char *path, FILE *f, npy_hdr *h, uint64_t file_size) {
     unsigned char pre[12];
@@ -327,36 +437,9 @@ static int npy_open(const char *path, FILE *f, npy_hdr *h, uint64_t file_size) {
     if (!hd) return GSNAP_ENOMEM;
     if (fread(hd, 1, hlen, f) != hlen) { free(hd); cli_err("%s: truncated .npy header", path); return GSNAP_EPARSE; }
     hd[hlen] = 0;
-    int rc = GSNAP_EPARSE;
-    char *d = strstr(hd, "'descr'"), *fo = strstr(hd, "'fortran_order'"), *sh = strstr(hd, "'shape'");
-    if (!d || !fo || !sh) { cli_err("%s: .npy header lacks descr, fortran_order or shape", path); goto out; }
-    d = strchr(d + 7, '\'');
-    if (!d || strlen(d) < 5 || d[4] != '\'' || (d[1] != '<' && d[1] != '|') || (d[2] != 'f' && d[2] != 'i') ||
-        !isdigit((unsigned char)d[3])) {
-        cli_err("%s: .npy dtype not supported (want little-endian f2, f4, f8, i4 or i8)", path);
-        goto out;
-    }
-    h->kind = d[2];
-    h->size = d[3] - '0';
-    if ((h->kind == 'f' && h->size != 2 && h->size != 4 && h->size != 8) ||
-        (h->kind == 'i' && h->size != 4 && h->size != 8)) {
-        cli_err("%s: .npy dtype %c%d not supported (want f2, f4, f8, i4 or i8)", path, h->kind, h->size);
-        goto out;
-    }
-    if (strstr(fo, "True") && strstr(fo, "True") < sh) {
-        cli_err("%s: Fortran-order .npy arrays are not supported (save C order)", path);
-        goto out;
-    }
-    char *q = strchr(sh, '(');
-    if (!q) { cli_err("%s: bad .npy shape", path); goto out; }
-    q++;
-    h->ndim = 0;
-    while (*q && *q != ')') {
-        while (*q == ' ' || *q == ',') q++;
-        if (*q == ')') break;
-        if (!isdigit((unsigned char)*q) || h->ndim == 2) { cli_err("%s: .npy shape must be (n,) or (n, d)", path); goto out; }
-        h->shape[h->ndim++] = strtoull(q, &q, 10);
-    }
+    int rc = npy_dict(path, hd, h);
+    if (rc) goto out;
+    rc = GSNAP_EPARSE;
     if (h->ndim == 0) { cli_err("%s: .npy shape must be (n,) or (n, d)", path); goto out; }
     if (h->ndim == 1) h->shape[1] = 1;
     h->data_off = off + (long)hlen;

@@ -271,6 +271,42 @@ static void test_empty_field(const char *db, const char *path)
     EXPECT_ROW(db, "tf", "6", "6\t5\t6\n");
 }
 
+/* Defect 11: the .npy header dict is parsed by key, in any order; Fortran
+ * order is refused wherever the key stands (unless the bytes are the same as
+ * C order: one column); a missing, repeated or unknown key is refused. */
+static void test_npy_header_keys(const char *db, const char *path)
+{
+    float xv[6] = {1, 2, 3, 4, 5, 6};
+    CHECK(run("attr", "create", "f3", "--dtype", "f32", "--dim", "3", "-d", db, NULL) == 0);
+    static const struct { const char *dict, *want; } bad[] = {
+        {"{'descr': '<f4', 'shape': (2, 3), 'fortran_order': True, }", "Fortran"},
+        {"{'shape': (2, 3), 'fortran_order': True, 'descr': '<f4'}", "Fortran"},
+        {"{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", "Fortran"},
+        {"{'descr': '<f4', 'shape': (2, 3), }", "fortran_order"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'fortran_order': True}", "fortran_order"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'extra': 1}", "extra"},
+        {"{'descr': '<f4', 'fortran_order': Maybe, 'shape': (2, 3)}", "fortran_order"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)", "header"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        npy_dict(path, bad[i].dict, xv, sizeof xv);
+        CHECK_MSG(run("attr", "ingest", "f3", path, "-d", db, NULL) == 1, "case %zu", i);
+        CHECK_MSG(strstr(err_buf, bad[i].want) != NULL && strstr(err_buf, ".npy") != NULL, "case %zu: [%s]", i,
+                  err_buf);
+        EXPECT_ROW(db, "f3", "0", "0\t-\n");
+    }
+    /* keys in another order, double quotes: read as C order */
+    npy_dict(path, "{\"shape\": (2, 3), \"fortran_order\": False, \"descr\": \"<f4\"}", xv, sizeof xv);
+    CHECK(run("attr", "ingest", "f3", path, "-d", db, NULL) == 0);
+    EXPECT_ROW(db, "f3", "0", "0\t1\t2\t3\n");
+    EXPECT_ROW(db, "f3", "1", "1\t4\t5\t6\n");
+    /* one column: Fortran order is the same bytes */
+    CHECK(run("attr", "create", "f1", "--dtype", "f32", "--dim", "1", "-d", db, NULL) == 0);
+    npy_dict(path, "{'shape': (3,), 'fortran_order': True, 'descr': '<f4'}", xv, 3 * sizeof(float));
+    CHECK(run("attr", "ingest", "f1", path, "-d", db, NULL) == 0);
+    EXPECT_ROW(db, "f1", "2", "2\t3\n");
+}
+
 int main(void)
 {
     const char *b = getenv("BUILD");
@@ -372,6 +408,7 @@ int main(void)
     snprintf(xp, sizeof xp, "%s/x.tsv", tmp);
     test_i64_exact(db, ip);
     test_empty_field(db, ep);
+    test_npy_header_keys(db, fp);
     test_rmdir(tmp);
     free(tmp);
     TEST_DONE();

@@ -285,6 +285,10 @@ static int ingest_text(loader *L, const char *path, FILE *f) {
         cli_err("%s: read error: %s", path, strerror(errno));
         rc = GSNAP_EIO;
     }
+    if (rc == 0 && L->rows == 0 && L->n == 0) { /* as edge ingest's "no edges" */
+        cli_err("%s: no rows (%llu lines read, none holds a row)", path, (unsigned long long)lineno);
+        rc = GSNAP_EPARSE;
+    }
     free(line);
     return rc;
 }
@@ -489,6 +493,10 @@ static int ingest_npy(loader *L, const char *path, FILE *f, const char *nodes_pa
     }
     if (L->info.dtype == GSNAP_DTYPE_I64 && h.kind != 'i') {
         cli_err("%s: float data for the i64 table '%s'", path, L->name);
+        return GSNAP_EPARSE;
+    }
+    if (h.shape[0] == 0) { /* as edge ingest's "no edges" */
+        cli_err("%s: no rows (the array has 0 rows)", path);
         return GSNAP_EPARSE;
     }
     if (nodes_path) {

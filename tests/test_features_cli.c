@@ -307,6 +307,25 @@ static void test_npy_header_keys(const char *db, const char *path)
     EXPECT_ROW(db, "f1", "2", "2\t3\n");
 }
 
+/* Defect 12: input without a row (empty, comments and blank lines only, an
+ * .npy of 0 rows) is an error, like edge ingest's "no edges". */
+static void test_no_rows(const char *db, const char *path, const char *npath)
+{
+    static const char *const texts[] = {"", "# nothing\n", "\n  \n# a\n\t\n"};
+    float one = 1;
+    CHECK(run("attr", "create", "tn", "--dtype", "f32", "--dim", "1", "-d", db, NULL) == 0);
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        CHECK_MSG(ingest_text(db, "tn", path, texts[i]) == 1, "case %zu", i);
+        CHECK_MSG(strstr(err_buf, "n.tsv: no rows") != NULL, "case %zu: [%s]", i, err_buf);
+        CHECK_MSG(out_buf[0] == 0, "case %zu: [%s]", i, out_buf);
+    }
+    npy(npath, "<f4", "(0,)", &one, 0);
+    CHECK(run("attr", "ingest", "tn", npath, "-d", db, NULL) == 1);
+    CHECK_MSG(strstr(err_buf, "z.npy: no rows") != NULL, "[%s]", err_buf);
+    CHECK(run("attr", "list", "-d", db, NULL) == 0);
+    CHECK_MSG(strstr(out_buf, "tn\tf32\t1\t0\t") != NULL, "[%s]", out_buf);
+}
+
 int main(void)
 {
     const char *b = getenv("BUILD");
@@ -409,6 +428,8 @@ int main(void)
     test_i64_exact(db, ip);
     test_empty_field(db, ep);
     test_npy_header_keys(db, fp);
+    snprintf(f1, sizeof f1, "%s/n.tsv", tmp);
+    test_no_rows(db, f1, np0);
     test_rmdir(tmp);
     free(tmp);
     TEST_DONE();

@@ -161,6 +161,25 @@ static int parse_i64(const char *s, int64_t *out) {
     return NUM_OK;
 }
 
+/* A decimal number: an optional sign, digits with an optional '.' (digits on
+ * at least one side), an optional exponent (e or E, optional sign, digits).
+ * No hex, inf or nan (strtod would take them). */
+static int is_decimal(const char *s) {
+    int digits = 0;
+    if (*s == '+' || *s == '-') s++;
+    for (; isdigit((unsigned char)*s); s++) digits++;
+    if (*s == '.')
+        for (s++; isdigit((unsigned char)*s); s++) digits++;
+    if (!digits) return 0;
+    if (*s == 'e' || *s == 'E') {
+        s++;
+        if (*s == '+' || *s == '-') s++;
+        if (!isdigit((unsigned char)*s)) return 0;
+        while (isdigit((unsigned char)*s)) s++;
+    }
+    return *s == 0;
+}
+
 /* A field for a message: at most 40 bytes, then "..." */
 #define FQ(s) (strlen(s) > 40 ? 40 : (int)strlen(s)), (s), (strlen(s) > 40 ? "..." : "")
 
@@ -209,9 +228,8 @@ static int ingest_text(loader *L, const char *path, FILE *f) {
         }
         save = *e;
         *e = 0;
-        errno = 0;
-        long long t = strtoll(s, &end, 10);
-        if (end != e || errno || t == INT64_MAX) {
+        int64_t t = 0;
+        if (parse_i64(s, &t) != NUM_OK || t == INT64_MAX) {
             cli_err("%s:%llu: field 2: '%s' is not an event time (integer below 2^63-1)", path,
                     (unsigned long long)lineno, s);
             rc = GSNAP_EPARSE;
@@ -247,13 +265,20 @@ static int ingest_text(loader *L, const char *path, FILE *f) {
                 fno++;
                 continue;
             }
-            errno = 0;
-            double x = strtod(s, &end);
-            int vrc = end == e && errno != ERANGE ? gsnap_feat__from_double(L->info.dtype, x, row + (size_t)k * es)
-                                                  : GSNAP_EPARSE;
+            /* Rounded to nearest in the dtype (f32 straight from the decimal, f16
+             * and bf16 from its nearest double); a magnitude beyond the largest
+             * finite value becomes infinity, one too small for the smallest
+             * subnormal zero (strtod/strtof's ERANGE is no error here). */
+            int vrc = is_decimal(s) ? 0 : GSNAP_EPARSE;
+            if (vrc == 0 && L->info.dtype == GSNAP_DTYPE_F32) {
+                float x = strtof(s, NULL);
+                memcpy(row + (size_t)k * es, &x, 4);
+            } else if (vrc == 0) {
+                vrc = gsnap_feat__from_double(L->info.dtype, strtod(s, NULL), row + (size_t)k * es);
+            }
             if (vrc) {
-                cli_err("%s:%llu: field %u: '%.*s%s' is not a %s value", path, (unsigned long long)lineno, k + 3,
-                        FQ(s), gsnap_dtype_name(L->info.dtype));
+                cli_err("%s:%llu: field %u: '%.*s%s' is not a %s value (a decimal number)", path,
+                        (unsigned long long)lineno, k + 3, FQ(s), gsnap_dtype_name(L->info.dtype));
                 bad = 1;
                 break;
             }

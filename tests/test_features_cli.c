@@ -326,6 +326,45 @@ static void test_no_rows(const char *db, const char *path, const char *npath)
     CHECK_MSG(strstr(out_buf, "tn\tf32\t1\t0\t") != NULL, "[%s]", out_buf);
 }
 
+/* Lower-priority findings: float values are decimal numbers only (no hex,
+ * inf, nan), correctly rounded to the dtype (f32 not through double),
+ * magnitudes too small for the dtype round to subnormals or zero alike
+ * (1e-40 and 1e-320 in f32), too large ones to infinity as for f16; a time
+ * has no '+'. */
+static void test_float_syntax(const char *db, const char *path)
+{
+    CHECK(run("attr", "create", "tx", "--dtype", "f32", "--dim", "1", "-d", db, NULL) == 0);
+    static const char *const bad[] = {"0x10", "inf", "-inf", "nan", "NAN", "infinity", "1e", "1e+", ".", "-", "+",
+                                      "1.2.3", "--1", "1,5e3x"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char line[64], want[96];
+        snprintf(line, sizeof line, "9 0 %s\n", bad[i]);
+        snprintf(want, sizeof want, "x.tsv:1: field 3: '%s' is not a f32 value", bad[i]);
+        if (strchr(bad[i], ','))
+            snprintf(want, sizeof want, "x.tsv:1: ");
+        CHECK_MSG(ingest_text(db, "tx", path, line) == 1, "case %s", bad[i]);
+        CHECK_MSG(strstr(err_buf, want) != NULL, "case %s: [%s]", bad[i], err_buf);
+        EXPECT_ROW(db, "tx", "9", "9\t-\n");
+    }
+    CHECK(ingest_text(db, "tx", path, "9 +5 1\n") == 1);
+    CHECK_MSG(strstr(err_buf, "x.tsv:1: field 2: '+5'") != NULL, "[%s]", err_buf);
+    CHECK(ingest_text(db, "tx", path, "10 0 1e-40\n11 0 1e-320\n12 0 -1e-400\n13 0 1e39\n14 0 -1e400\n"
+                                      "15 0 1.0000000596046447753906251\n16 0 +2.5E+1\n17 0 .5\n18 0 3.\n") == 0);
+    EXPECT_ROW(db, "tx", "10", "10\t9.9999461e-41\n");
+    EXPECT_ROW(db, "tx", "11", "11\t0\n");
+    EXPECT_ROW(db, "tx", "12", "12\t-0\n");
+    EXPECT_ROW(db, "tx", "13", "13\tinf\n");
+    EXPECT_ROW(db, "tx", "14", "14\t-inf\n");
+    EXPECT_ROW(db, "tx", "15", "15\t1.00000012\n"); /* above the midpoint: up, not a tie to even */
+    EXPECT_ROW(db, "tx", "16", "16\t25\n");
+    EXPECT_ROW(db, "tx", "17", "17\t0.5\n");
+    EXPECT_ROW(db, "tx", "18", "18\t3\n");
+    /* f16: below half the smallest subnormal -> 0, as in f32 */
+    CHECK(run("attr", "create", "th", "--dtype", "f16", "--dim", "2", "-d", db, NULL) == 0);
+    CHECK(ingest_text(db, "th", path, "1 0 1e-8 1e-320\n") == 0);
+    EXPECT_ROW(db, "th", "1", "1\t0\t0\n");
+}
+
 int main(void)
 {
     const char *b = getenv("BUILD");
@@ -430,6 +469,7 @@ int main(void)
     test_npy_header_keys(db, fp);
     snprintf(f1, sizeof f1, "%s/n.tsv", tmp);
     test_no_rows(db, f1, np0);
+    test_float_syntax(db, xp);
     test_rmdir(tmp);
     free(tmp);
     TEST_DONE();

@@ -109,19 +109,79 @@ static int loader_row(loader *L, uint64_t node, int64_t t, unsigned char **row) 
 
 /* ---- text input ------------------------------------------------------------ */
 
-static int is_sep(char c) { return c == '\t' || c == ',' || c == ' ' || c == '\r' || c == '\n'; }
+/* Fields of a line (its "\n" or "\r\n" cut off): fields are separated by a
+ * run of blanks (spaces, tabs) or by one comma with blanks around it. Two
+ * commas in a row, or a comma at either end of the line, make an empty field:
+ * an error, as in edge ingest. */
+typedef struct {
+    char *p;
+    int started;
+} fields;
 
-/* Next field of *p: [*s, *e); 0 when none is left. */
-static int next_field(char **p, char **s, char **e) {
-    char *q = *p;
-    while (*q && is_sep(*q)) q++;
-    if (!*q) return 0;
+static int is_blank(char c) { return c == ' ' || c == '\t'; }
+
+/* Next field [*s, *e): 1; none left: 0; an empty field: -1. */
+static int next_field(fields *F, char **s, char **e) {
+    char *q = F->p;
+    while (is_blank(*q)) q++;
+    if (*q == ',') {
+        if (!F->started) return -1; /* a comma at the start */
+        q++;
+        while (is_blank(*q)) q++;
+        if (!*q || *q == ',') return -1; /* two commas, or one at the end */
+    } else if (!*q) {
+        return 0;
+    }
+    F->started = 1;
     *s = q;
-    while (*q && !is_sep(*q)) q++;
+    while (*q && !is_blank(*q) && *q != ',') q++;
     *e = q;
-    *p = q;
+    F->p = q;
     return 1;
 }
+
+enum { NUM_OK = 0, NUM_BAD, NUM_OVERFLOW };
+
+/* A signed decimal integer: optional '-', then digits only (no '+', no blanks,
+ * no '0x', no point or exponent), within int64. */
+static int parse_i64(const char *s, int64_t *out) {
+    int neg = *s == '-';
+    uint64_t v = 0, lim = neg ? (uint64_t)INT64_MAX + 1u : (uint64_t)INT64_MAX;
+    int ovf = 0;
+    if (neg) s++;
+    if (!*s) return NUM_BAD;
+    for (; *s; s++) {
+        unsigned d = (unsigned)(*s - '0');
+        if (d > 9) return NUM_BAD;
+        if (v > (lim - d) / 10) ovf = 1;
+        else v = v * 10 + d;
+    }
+    if (ovf) return NUM_OVERFLOW;
+    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+    return NUM_OK;
+}
+
+/* A decimal number: an optional sign, digits with an optional '.' (digits on
+ * at least one side), an optional exponent (e or E, optional sign, digits).
+ * No hex, inf or nan (strtod would take them). */
+static int is_decimal(const char *s) {
+    int digits = 0;
+    if (*s == '+' || *s == '-') s++;
+    for (; isdigit((unsigned char)*s); s++) digits++;
+    if (*s == '.')
+        for (s++; isdigit((unsigned char)*s); s++) digits++;
+    if (!digits) return 0;
+    if (*s == 'e' || *s == 'E') {
+        s++;
+        if (*s == '+' || *s == '-') s++;
+        if (!isdigit((unsigned char)*s)) return 0;
+        while (isdigit((unsigned char)*s)) s++;
+    }
+    return *s == 0;
+}
+
+/* A field for a message: at most 40 bytes, then "..." */
+#define FQ(s) (strlen(s) > 40 ? 40 : (int)strlen(s)), (s), (strlen(s) > 40 ? "..." : "")
 
 static int ingest_text(loader *L, const char *path, FILE *f) {
     char *line = NULL;
@@ -137,8 +197,16 @@ static int ingest_text(loader *L, const char *path, FILE *f) {
             rc = GSNAP_EPARSE;
             break;
         }
-        char *p = line, *s, *e;
-        if (!next_field(&p, &s, &e) || *s == '#') continue;
+        if (got > 0 && line[got - 1] == '\n') line[--got] = 0;
+        if (got > 0 && line[got - 1] == '\r') line[--got] = 0;
+        char *s, *e;
+        fields F = {line, 0};
+        unsigned fno = 1; /* the field next_field returns next */
+        s = line;
+        while (is_blank(*s)) s++;
+        if (!*s || *s == '#') continue;
+        int fr = next_field(&F, &s, &e);
+        if (fr < 0) goto empty_field;
         char save = *e;
         *e = 0;
         char *end;
@@ -150,7 +218,9 @@ static int ingest_text(loader *L, const char *path, FILE *f) {
             break;
         }
         *e = save;
-        if (!next_field(&p, &s, &e)) {
+        fno++;
+        if ((fr = next_field(&F, &s, &e)) < 0) goto empty_field;
+        if (fr == 0) {
             cli_err("%s:%llu: expected `node t v1 .. v%u`, found only a node id", path, (unsigned long long)lineno,
                     L->info.dim);
             rc = GSNAP_EPARSE;
@@ -158,36 +228,65 @@ static int ingest_text(loader *L, const char *path, FILE *f) {
         }
         save = *e;
         *e = 0;
-        errno = 0;
-        long long t = strtoll(s, &end, 10);
-        if (end != e || errno || t == INT64_MAX) {
+        int64_t t = 0;
+        if (parse_i64(s, &t) != NUM_OK || t == INT64_MAX) {
             cli_err("%s:%llu: field 2: '%s' is not an event time (integer below 2^63-1)", path,
                     (unsigned long long)lineno, s);
             rc = GSNAP_EPARSE;
             break;
         }
         *e = save;
+        fno++;
         unsigned char *row;
         if ((rc = loader_row(L, node, t, &row))) break;
         uint32_t k = 0;
         int bad = 0;
-        while (next_field(&p, &s, &e)) {
+        while ((fr = next_field(&F, &s, &e)) != 0) {
+            if (fr < 0) { bad = 2; break; }
             if (k == L->info.dim) { k++; break; }
             save = *e;
             *e = 0;
-            errno = 0;
-            double x = strtod(s, &end);
-            int vrc = end == e && errno != ERANGE ? gsnap_feat__from_double(L->info.dtype, x, row + (size_t)k * es)
-                                                  : GSNAP_EPARSE;
+            if (L->info.dtype == GSNAP_DTYPE_I64) {
+                int64_t v = 0;
+                int nrc = parse_i64(s, &v);
+                if (nrc != NUM_OK) {
+                    if (nrc == NUM_OVERFLOW)
+                        cli_err("%s:%llu: field %u: '%.*s%s' is out of the i64 range (-9223372036854775808 .. "
+                                "9223372036854775807)", path, (unsigned long long)lineno, k + 3, FQ(s));
+                    else
+                        cli_err("%s:%llu: field %u: '%.*s%s' is not an integer (i64: an optional '-' and decimal "
+                                "digits)", path, (unsigned long long)lineno, k + 3, FQ(s));
+                    bad = 1;
+                    break;
+                }
+                memcpy(row + (size_t)k * es, &v, 8);
+                *e = save;
+                k++;
+                fno++;
+                continue;
+            }
+            /* Rounded to nearest in the dtype (f32 straight from the decimal, f16
+             * and bf16 from its nearest double); a magnitude beyond the largest
+             * finite value becomes infinity, one too small for the smallest
+             * subnormal zero (strtod/strtof's ERANGE is no error here). */
+            int vrc = is_decimal(s) ? 0 : GSNAP_EPARSE;
+            if (vrc == 0 && L->info.dtype == GSNAP_DTYPE_F32) {
+                float x = strtof(s, NULL);
+                memcpy(row + (size_t)k * es, &x, 4);
+            } else if (vrc == 0) {
+                vrc = gsnap_feat__from_double(L->info.dtype, strtod(s, NULL), row + (size_t)k * es);
+            }
             if (vrc) {
-                cli_err("%s:%llu: field %u: '%s' is not a%s %s value", path, (unsigned long long)lineno, k + 3, s,
-                        L->info.dtype == GSNAP_DTYPE_I64 ? "n integer" : "", gsnap_dtype_name(L->info.dtype));
+                cli_err("%s:%llu: field %u: '%.*s%s' is not a %s value (a decimal number)", path,
+                        (unsigned long long)lineno, k + 3, FQ(s), gsnap_dtype_name(L->info.dtype));
                 bad = 1;
                 break;
             }
             *e = save;
             k++;
+            fno++;
         }
+        if (bad == 2) goto empty_field;
         if (bad) { rc = GSNAP_EPARSE; break; }
         if (k != L->info.dim) {
             if (k > L->info.dim)
@@ -200,10 +299,20 @@ static int ingest_text(loader *L, const char *path, FILE *f) {
             break;
         }
         if (L->n == L->batch && (rc = loader_flush(L))) break; /* a full batch commits now */
+        continue;
+    empty_field:
+        cli_err("%s:%llu: field %u: empty field (two commas in a row, or a comma at the start or end of the line)",
+                path, (unsigned long long)lineno, fno);
+        rc = GSNAP_EPARSE;
+        break;
     }
     if (rc == 0 && ferror(f)) {
         cli_err("%s: read error: %s", path, strerror(errno));
         rc = GSNAP_EIO;
+    }
+    if (rc == 0 && L->rows == 0 && L->n == 0) { /* as edge ingest's "no edges" */
+        cli_err("%s: no rows (%llu lines read, none holds a row)", path, (unsigned long long)lineno);
+        rc = GSNAP_EPARSE;
     }
     free(line);
     return rc;
@@ -218,6 +327,116 @@ typedef struct {
     int ndim;
     long data_off;
 } npy_hdr;
+
+/* The header's dict, a Python literal such as
+ *   {'descr': '<f4', 'fortran_order': False, 'shape': (3, 2), }
+ * read by key, in any order: each of the three keys exactly once, no other
+ * key, then only blanks (the padding). Fortran order is refused unless its
+ * bytes are those of C order (one row or one column). */
+static const char *py_ws(const char *p) {
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+    return p;
+}
+
+/* A quoted string ('...' or "...", no escapes): [*s, *s + *n), the end returned. */
+static const char *py_str(const char *p, const char **s, size_t *n) {
+    char q = *p;
+    if (q != '\'' && q != '"') return NULL;
+    const char *b = ++p;
+    while (*p && *p != q && *p != '\\') p++;
+    if (*p != q) return NULL;
+    *s = b;
+    *n = (size_t)(p - b);
+    return p + 1;
+}
+
+static int npy_dict(const char *path, const char *hd, npy_hdr *h) {
+    enum { K_DESCR, K_FORTRAN, K_SHAPE };
+    static const char *const keys[] = {"descr", "fortran_order", "shape"};
+    int seen[3] = {0, 0, 0}, fortran = 0;
+    const char *p = py_ws(hd);
+    if (*p != '{') { cli_err("%s: bad .npy header: not a dict", path); return GSNAP_EPARSE; }
+    p = py_ws(p + 1);
+    while (*p != '}') {
+        const char *ks, *vs;
+        size_t kn, vn;
+        int k;
+        if (!(p = py_str(p, &ks, &kn))) {
+            cli_err("%s: bad .npy header: a dict key is not a quoted string", path);
+            return GSNAP_EPARSE;
+        }
+        for (k = 0; k < 3; k++)
+            if (strlen(keys[k]) == kn && memcmp(keys[k], ks, kn) == 0) break;
+        if (k == 3) {
+            cli_err("%s: .npy header has an unknown key '%.*s' (want descr, fortran_order, shape)", path,
+                    kn > 40 ? 40 : (int)kn, ks);
+            return GSNAP_EPARSE;
+        }
+        if (seen[k]++) { cli_err("%s: .npy header repeats the key '%s'", path, keys[k]); return GSNAP_EPARSE; }
+        p = py_ws(p);
+        if (*p != ':') { cli_err("%s: bad .npy header: no ':' after '%s'", path, keys[k]); return GSNAP_EPARSE; }
+        p = py_ws(p + 1);
+        if (k == K_DESCR) {
+            if (!(p = py_str(p, &vs, &vn)) || vn != 3 || (vs[0] != '<' && vs[0] != '|') ||
+                (vs[1] != 'f' && vs[1] != 'i') || !isdigit((unsigned char)vs[2])) {
+                cli_err("%s: .npy dtype not supported (want little-endian f2, f4, f8, i4 or i8)", path);
+                return GSNAP_EPARSE;
+            }
+            h->kind = vs[1];
+            h->size = vs[2] - '0';
+            if ((h->kind == 'f' && h->size != 2 && h->size != 4 && h->size != 8) ||
+                (h->kind == 'i' && h->size != 4 && h->size != 8)) {
+                cli_err("%s: .npy dtype %c%d not supported (want f2, f4, f8, i4 or i8)", path, h->kind, h->size);
+                return GSNAP_EPARSE;
+            }
+        } else if (k == K_FORTRAN) {
+            size_t w = strncmp(p, "True", 4) == 0 ? 4 : strncmp(p, "False", 5) == 0 ? 5 : 0;
+            if (!w || isalnum((unsigned char)p[w]) || p[w] == '_') {
+                cli_err("%s: .npy header: 'fortran_order' must be True or False", path);
+                return GSNAP_EPARSE;
+            }
+            fortran = w == 4;
+            p += w;
+        } else {
+            if (*p != '(') { cli_err("%s: bad .npy shape (not a tuple)", path); return GSNAP_EPARSE; }
+            p = py_ws(p + 1);
+            h->ndim = 0;
+            while (*p != ')') {
+                uint64_t v = 0;
+                if (!isdigit((unsigned char)*p) || h->ndim == 2) {
+                    cli_err("%s: .npy shape must be (n,) or (n, d)", path);
+                    return GSNAP_EPARSE;
+                }
+                for (; isdigit((unsigned char)*p); p++) {
+                    if (v > (UINT64_MAX - (uint64_t)(*p - '0')) / 10) {
+                        cli_err("%s: .npy shape overflows", path);
+                        return GSNAP_EPARSE;
+                    }
+                    v = v * 10 + (uint64_t)(*p - '0');
+                }
+                h->shape[h->ndim++] = v;
+                p = py_ws(p);
+                if (*p == ',') p = py_ws(p + 1);
+                else if (*p != ')') { cli_err("%s: bad .npy shape", path); return GSNAP_EPARSE; }
+            }
+            p++;
+        }
+        p = py_ws(p);
+        if (*p == ',') p = py_ws(p + 1);
+        else if (*p != '}') {
+            cli_err("%s: bad .npy header: expected ',' or '}' after '%s'", path, keys[k]);
+            return GSNAP_EPARSE;
+        }
+    }
+    if (*py_ws(p + 1)) { cli_err("%s: bad .npy header: text after the dict", path); return GSNAP_EPARSE; }
+    for (int k = 0; k < 3; k++)
+        if (!seen[k]) { cli_err("%s: .npy header lacks the key '%s'", path, keys[k]); return GSNAP_EPARSE; }
+    if (fortran && h->ndim == 2 && h->shape[0] > 1 && h->shape[1] > 1) {
+        cli_err("%s: Fortran-order .npy arrays are not supported (save C order, e.g. np.ascontiguousarray)", path);
+        return GSNAP_EPARSE;
+    }
+    return 0;
+}
 
 /* Parse an .npy header (versions 1-3, little-endian or byte dtypes, C order). */
 static int npy_open(const char *path, FILE *f, npy_hdr *h, uint64_t file_size) {
@@ -247,36 +466,9 @@ static int npy_open(const char *path, FILE *f, npy_hdr *h, uint64_t file_size) {
     if (!hd) return GSNAP_ENOMEM;
     if (fread(hd, 1, hlen, f) != hlen) { free(hd); cli_err("%s: truncated .npy header", path); return GSNAP_EPARSE; }
     hd[hlen] = 0;
-    int rc = GSNAP_EPARSE;
-    char *d = strstr(hd, "'descr'"), *fo = strstr(hd, "'fortran_order'"), *sh = strstr(hd, "'shape'");
-    if (!d || !fo || !sh) { cli_err("%s: .npy header lacks descr, fortran_order or shape", path); goto out; }
-    d = strchr(d + 7, '\'');
-    if (!d || strlen(d) < 5 || d[4] != '\'' || (d[1] != '<' && d[1] != '|') || (d[2] != 'f' && d[2] != 'i') ||
-        !isdigit((unsigned char)d[3])) {
-        cli_err("%s: .npy dtype not supported (want little-endian f2, f4, f8, i4 or i8)", path);
-        goto out;
-    }
-    h->kind = d[2];
-    h->size = d[3] - '0';
-    if ((h->kind == 'f' && h->size != 2 && h->size != 4 && h->size != 8) ||
-        (h->kind == 'i' && h->size != 4 && h->size != 8)) {
-        cli_err("%s: .npy dtype %c%d not supported (want f2, f4, f8, i4 or i8)", path, h->kind, h->size);
-        goto out;
-    }
-    if (strstr(fo, "True") && strstr(fo, "True") < sh) {
-        cli_err("%s: Fortran-order .npy arrays are not supported (save C order)", path);
-        goto out;
-    }
-    char *q = strchr(sh, '(');
-    if (!q) { cli_err("%s: bad .npy shape", path); goto out; }
-    q++;
-    h->ndim = 0;
-    while (*q && *q != ')') {
-        while (*q == ' ' || *q == ',') q++;
-        if (*q == ')') break;
-        if (!isdigit((unsigned char)*q) || h->ndim == 2) { cli_err("%s: .npy shape must be (n,) or (n, d)", path); goto out; }
-        h->shape[h->ndim++] = strtoull(q, &q, 10);
-    }
+    int rc = npy_dict(path, hd, h);
+    if (rc) goto out;
+    rc = GSNAP_EPARSE;
     if (h->ndim == 0) { cli_err("%s: .npy shape must be (n,) or (n, d)", path); goto out; }
     if (h->ndim == 1) h->shape[1] = 1;
     h->data_off = off + (long)hlen;
@@ -326,6 +518,10 @@ static int ingest_npy(loader *L, const char *path, FILE *f, const char *nodes_pa
     }
     if (L->info.dtype == GSNAP_DTYPE_I64 && h.kind != 'i') {
         cli_err("%s: float data for the i64 table '%s'", path, L->name);
+        return GSNAP_EPARSE;
+    }
+    if (h.shape[0] == 0) { /* as edge ingest's "no edges" */
+        cli_err("%s: no rows (the array has 0 rows)", path);
         return GSNAP_EPARSE;
     }
     if (nodes_path) {

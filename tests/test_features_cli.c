@@ -4,7 +4,8 @@
  * a bad line (wrong number of values, bad number, bad node) fails with
  * file:line and commits nothing of its batch, earlier batches stay), .npy
  * with --nodes and --t (truncated data refused), get at (T, V) in text and
- * JSON, list, unknown table, and `check` counting attribute problems (0). */
+ * JSON, list, unknown table, and `check` counting attribute problems (0);
+ * then one test per defect found by the hostile-input campaign. */
 #include "test.h"
 
 #include <fcntl.h>
@@ -171,10 +172,11 @@ static const char *js_value(const char *p, int depth)
         return p + 5;
     return js_number(p);
 }
-static void npy(const char *path, const char *descr, const char *shape, const void *data, size_t bytes)
+/* An .npy (version 1) whose header dict is `dict` verbatim. */
+static void npy_dict(const char *path, const char *dict, const void *data, size_t bytes)
 {
-    char hdr[256];
-    int n = snprintf(hdr, sizeof hdr, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, shape);
+    char hdr[512];
+    int n = snprintf(hdr, sizeof hdr, "%s", dict);
     int pad = 64 - (10 + n + 1) % 64;
     memset(hdr + n, ' ', (size_t)pad);
     hdr[n + pad] = '\n';
@@ -186,6 +188,181 @@ static void npy(const char *path, const char *descr, const char *shape, const vo
         exit(1);
     }
     fclose(f);
+}
+
+static void npy(const char *path, const char *descr, const char *shape, const void *data, size_t bytes)
+{
+    char dict[256];
+    snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, shape);
+    npy_dict(path, dict, data, bytes);
+}
+
+/* Write `text` to path, ingest it into table (exit status returned). */
+static int ingest_text(const char *db, const char *table, const char *path, const char *text)
+{
+    write_file(path, text, strlen(text));
+    return run("attr", "ingest", table, path, "-d", db, NULL);
+}
+
+/* get of one node: out_buf must be `want` exactly. */
+static void expect_row(const char *db, const char *table, const char *node, const char *want, int line)
+{
+    int rc = run("attr", "get", table, node, "-d", db, NULL);
+    if (rc != 0 || strcmp(out_buf, want) != 0) {
+        fprintf(stderr, "%s:%d: get %s %s: rc %d, got [%s], want [%s]\n", __FILE__, line, table, node, rc,
+                out_buf, want);
+        test_failures++;
+    }
+}
+#define EXPECT_ROW(db, table, node, want) expect_row(db, table, node, want, __LINE__)
+
+/* Defect 9: i64 values are integers, parsed exactly (not through double), the
+ * whole i64 range accepted, overflow and non-integers refused with
+ * file:line: field N. */
+static void test_i64_exact(const char *db, const char *path)
+{
+    CHECK(run("attr", "create", "ti", "--dtype", "i64", "--dim", "2", "-d", db, NULL) == 0);
+    CHECK(ingest_text(db, "ti", path, "1 0 9007199254740993 -9223372036854775808\n"
+                                        "2 0 9223372036854775807 -9007199254740993\n") == 0);
+    EXPECT_ROW(db, "ti", "1", "1\t9007199254740993\t-9223372036854775808\n");
+    EXPECT_ROW(db, "ti", "2", "2\t9223372036854775807\t-9007199254740993\n");
+    static const struct { const char *line, *want; } bad[] = {
+        {"3 0 9223372036854775808 0\n", "i.tsv:1: field 3: '9223372036854775808' is out of the i64 range"},
+        {"3 0 0 -9223372036854775809\n", "i.tsv:1: field 4: '-9223372036854775809' is out of the i64 range"},
+        {"3 0 99999999999999999999999 0\n", "i.tsv:1: field 3: '99999999999999999999999' is out of the i64"},
+        {"3 0 1.5 0\n", "i.tsv:1: field 3: '1.5' is not an integer"},
+        {"3 0 5.0 0\n", "i.tsv:1: field 3: '5.0' is not an integer"},
+        {"3 0 0 1e3\n", "i.tsv:1: field 4: '1e3' is not an integer"},
+        {"3 0 0x10 0\n", "i.tsv:1: field 3: '0x10' is not an integer"},
+        {"3 0 +7 0\n", "i.tsv:1: field 3: '+7' is not an integer"},
+        {"3 0 - 0\n", "i.tsv:1: field 3: '-' is not an integer"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK_MSG(ingest_text(db, "ti", path, bad[i].line) == 1, "case %zu", i);
+        CHECK_MSG(strstr(err_buf, bad[i].want) != NULL, "case %zu: [%s]", i, err_buf);
+        EXPECT_ROW(db, "ti", "3", "3\t-\n");
+    }
+}
+
+/* Defect 10: an empty field (two commas, a comma at either end) is an error
+ * naming file, line and field; blanks around commas and runs of blanks are
+ * one separator. */
+static void test_empty_field(const char *db, const char *path)
+{
+    CHECK(run("attr", "create", "tf", "--dtype", "f32", "--dim", "2", "-d", db, NULL) == 0);
+    static const struct { const char *line, *want; } bad[] = {
+        {"4,0,,1,2\n", "e.csv:1: field 3: empty field"},
+        {",4,0,1,2\n", "e.csv:1: field 1: empty field"},
+        {"4,0,1,2,\n", "e.csv:1: field 5: empty field"},
+        {"4,0,1,2, \r\n", "e.csv:1: field 5: empty field"},
+        {"4 , 0 ,, 1 , 2\n", "e.csv:1: field 3: empty field"},
+        {"4,,0,1,2\n", "e.csv:1: field 2: empty field"},
+        {"# c\n4\t0\t1\t,\t,2\n", "e.csv:2: field 4: empty field"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK_MSG(ingest_text(db, "tf", path, bad[i].line) == 1, "case %zu", i);
+        CHECK_MSG(strstr(err_buf, bad[i].want) != NULL, "case %zu: [%s]", i, err_buf);
+        EXPECT_ROW(db, "tf", "4", "4\t-\n");
+    }
+    /* accepted: blanks around commas, runs of blanks, trailing blanks, CRLF */
+    CHECK(ingest_text(db, "tf", path, "4 , 0 ,1,2 \r\n5\t 0   3\t\t4\t\n  6,0,5,6\n") == 0);
+    EXPECT_ROW(db, "tf", "4", "4\t1\t2\n");
+    EXPECT_ROW(db, "tf", "5", "5\t3\t4\n");
+    EXPECT_ROW(db, "tf", "6", "6\t5\t6\n");
+}
+
+/* Defect 11: the .npy header dict is parsed by key, in any order; Fortran
+ * order is refused wherever the key stands (unless the bytes are the same as
+ * C order: one column); a missing, repeated or unknown key is refused. */
+static void test_npy_header_keys(const char *db, const char *path)
+{
+    float xv[6] = {1, 2, 3, 4, 5, 6};
+    CHECK(run("attr", "create", "f3", "--dtype", "f32", "--dim", "3", "-d", db, NULL) == 0);
+    static const struct { const char *dict, *want; } bad[] = {
+        {"{'descr': '<f4', 'shape': (2, 3), 'fortran_order': True, }", "Fortran"},
+        {"{'shape': (2, 3), 'fortran_order': True, 'descr': '<f4'}", "Fortran"},
+        {"{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", "Fortran"},
+        {"{'descr': '<f4', 'shape': (2, 3), }", "fortran_order"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'fortran_order': True}", "fortran_order"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'extra': 1}", "extra"},
+        {"{'descr': '<f4', 'fortran_order': Maybe, 'shape': (2, 3)}", "fortran_order"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)", "header"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        npy_dict(path, bad[i].dict, xv, sizeof xv);
+        CHECK_MSG(run("attr", "ingest", "f3", path, "-d", db, NULL) == 1, "case %zu", i);
+        CHECK_MSG(strstr(err_buf, bad[i].want) != NULL && strstr(err_buf, ".npy") != NULL, "case %zu: [%s]", i,
+                  err_buf);
+        EXPECT_ROW(db, "f3", "0", "0\t-\n");
+    }
+    /* keys in another order, double quotes: read as C order */
+    npy_dict(path, "{\"shape\": (2, 3), \"fortran_order\": False, \"descr\": \"<f4\"}", xv, sizeof xv);
+    CHECK(run("attr", "ingest", "f3", path, "-d", db, NULL) == 0);
+    EXPECT_ROW(db, "f3", "0", "0\t1\t2\t3\n");
+    EXPECT_ROW(db, "f3", "1", "1\t4\t5\t6\n");
+    /* one column: Fortran order is the same bytes */
+    CHECK(run("attr", "create", "f1", "--dtype", "f32", "--dim", "1", "-d", db, NULL) == 0);
+    npy_dict(path, "{'shape': (3,), 'fortran_order': True, 'descr': '<f4'}", xv, 3 * sizeof(float));
+    CHECK(run("attr", "ingest", "f1", path, "-d", db, NULL) == 0);
+    EXPECT_ROW(db, "f1", "2", "2\t3\n");
+}
+
+/* Defect 12: input without a row (empty, comments and blank lines only, an
+ * .npy of 0 rows) is an error, like edge ingest's "no edges". */
+static void test_no_rows(const char *db, const char *path, const char *npath)
+{
+    static const char *const texts[] = {"", "# nothing\n", "\n  \n# a\n\t\n"};
+    float one = 1;
+    CHECK(run("attr", "create", "tn", "--dtype", "f32", "--dim", "1", "-d", db, NULL) == 0);
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        CHECK_MSG(ingest_text(db, "tn", path, texts[i]) == 1, "case %zu", i);
+        CHECK_MSG(strstr(err_buf, "n.tsv: no rows") != NULL, "case %zu: [%s]", i, err_buf);
+        CHECK_MSG(out_buf[0] == 0, "case %zu: [%s]", i, out_buf);
+    }
+    npy(npath, "<f4", "(0,)", &one, 0);
+    CHECK(run("attr", "ingest", "tn", npath, "-d", db, NULL) == 1);
+    CHECK_MSG(strstr(err_buf, "z.npy: no rows") != NULL, "[%s]", err_buf);
+    CHECK(run("attr", "list", "-d", db, NULL) == 0);
+    CHECK_MSG(strstr(out_buf, "tn\tf32\t1\t0\t") != NULL, "[%s]", out_buf);
+}
+
+/* Lower-priority findings: float values are decimal numbers only (no hex,
+ * inf, nan), correctly rounded to the dtype (f32 not through double),
+ * magnitudes too small for the dtype round to subnormals or zero alike
+ * (1e-40 and 1e-320 in f32), too large ones to infinity as for f16; a time
+ * has no '+'. */
+static void test_float_syntax(const char *db, const char *path)
+{
+    CHECK(run("attr", "create", "tx", "--dtype", "f32", "--dim", "1", "-d", db, NULL) == 0);
+    static const char *const bad[] = {"0x10", "inf", "-inf", "nan", "NAN", "infinity", "1e", "1e+", ".", "-", "+",
+                                      "1.2.3", "--1", "1,5e3x"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char line[64], want[96];
+        snprintf(line, sizeof line, "9 0 %s\n", bad[i]);
+        snprintf(want, sizeof want, "x.tsv:1: field 3: '%s' is not a f32 value", bad[i]);
+        if (strchr(bad[i], ','))
+            snprintf(want, sizeof want, "x.tsv:1: ");
+        CHECK_MSG(ingest_text(db, "tx", path, line) == 1, "case %s", bad[i]);
+        CHECK_MSG(strstr(err_buf, want) != NULL, "case %s: [%s]", bad[i], err_buf);
+        EXPECT_ROW(db, "tx", "9", "9\t-\n");
+    }
+    CHECK(ingest_text(db, "tx", path, "9 +5 1\n") == 1);
+    CHECK_MSG(strstr(err_buf, "x.tsv:1: field 2: '+5'") != NULL, "[%s]", err_buf);
+    CHECK(ingest_text(db, "tx", path, "10 0 1e-40\n11 0 1e-320\n12 0 -1e-400\n13 0 1e39\n14 0 -1e400\n"
+                                      "15 0 1.0000000596046447753906251\n16 0 +2.5E+1\n17 0 .5\n18 0 3.\n") == 0);
+    EXPECT_ROW(db, "tx", "10", "10\t9.9999461e-41\n");
+    EXPECT_ROW(db, "tx", "11", "11\t0\n");
+    EXPECT_ROW(db, "tx", "12", "12\t-0\n");
+    EXPECT_ROW(db, "tx", "13", "13\tinf\n");
+    EXPECT_ROW(db, "tx", "14", "14\t-inf\n");
+    EXPECT_ROW(db, "tx", "15", "15\t1.00000012\n"); /* above the midpoint: up, not a tie to even */
+    EXPECT_ROW(db, "tx", "16", "16\t25\n");
+    EXPECT_ROW(db, "tx", "17", "17\t0.5\n");
+    EXPECT_ROW(db, "tx", "18", "18\t3\n");
+    /* f16: below half the smallest subnormal -> 0, as in f32 */
+    CHECK(run("attr", "create", "th", "--dtype", "f16", "--dim", "2", "-d", db, NULL) == 0);
+    CHECK(ingest_text(db, "th", path, "1 0 1e-8 1e-320\n") == 0);
+    EXPECT_ROW(db, "th", "1", "1\t0\t0\n");
 }
 
 int main(void)
@@ -280,6 +457,19 @@ int main(void)
     CHECK(run("check", "-d", db, NULL) == 0);
     CHECK(strstr(out_buf, "0 problem(s)") != NULL);
     CHECK(run("attr", "frob", "-d", db, NULL) == 2);
+
+    char ip[600], ep[600], fp[600], np0[600], xp[600];
+    snprintf(ip, sizeof ip, "%s/i.tsv", tmp);
+    snprintf(ep, sizeof ep, "%s/e.csv", tmp);
+    snprintf(fp, sizeof fp, "%s/f.npy", tmp);
+    snprintf(np0, sizeof np0, "%s/z.npy", tmp);
+    snprintf(xp, sizeof xp, "%s/x.tsv", tmp);
+    test_i64_exact(db, ip);
+    test_empty_field(db, ep);
+    test_npy_header_keys(db, fp);
+    snprintf(f1, sizeof f1, "%s/n.tsv", tmp);
+    test_no_rows(db, f1, np0);
+    test_float_syntax(db, xp);
     test_rmdir(tmp);
     free(tmp);
     TEST_DONE();

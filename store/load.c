@@ -107,8 +107,15 @@ static int load_event(load_state *ls, const char *line) {
     if (parse_event(line + 2, &s, &d, &t))
         LOAD_ERR("%s:%llu: bad event line (expected 'a|d SRC DST T')", ls->name, LNO);
     if (!ls->b) LOAD_ERR("%s:%llu: event before any 'v' line", ls->name, LNO);
+    if (t == GSNAP_TIME_MAX)
+        LOAD_ERR("%s:%llu: edge %llu -> %llu: time %lld is reserved for \"now\"", ls->name, LNO,
+                 (unsigned long long)s, (unsigned long long)d, (long long)t);
     int rc = line[0] == 'a' ? gsnap_batch_add(ls->b, s, d, t) : gsnap_batch_delete(ls->b, s, d, t);
-    if (rc) return rc;
+    if (rc) { /* not the line's fault (out of memory): its code, with the place */
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", gsnap_db_errmsg(ls->db));
+        return gsnap_store__err(ls->db, rc, "%s:%llu: %s", ls->name, LNO, msg);
+    }
     ls->events++;
     return 0;
 }

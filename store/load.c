@@ -386,6 +386,12 @@ int gsnap_store__load(gsnap_db *db, FILE *f, const char *name, const gsnap_load_
     while ((len = getline(&line, &lcap, f)) >= 0) {
         ls.lineno++;
         if (len > 0 && line[len - 1] == '\n') line[--len] = 0;
+        const char *nul = memchr(line, 0, (size_t)len);
+        if (nul) { /* the line would be cut short there: no line of a dump holds one */
+            rc = gsnap_store__err(db, GSNAP_EPARSE, "%s:%llu: a NUL byte at column %zu", ls.name,
+                                  (unsigned long long)ls.lineno, (size_t)(nul - line) + 1);
+            goto out;
+        }
         if ((rc = load_line(&ls, line))) goto out;
     }
     rc = load_finish(&ls);

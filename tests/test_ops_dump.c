@@ -129,6 +129,12 @@ static void expect_bad(const char *dir, const char *from, const char *to, size_t
 }
 #define BAD(from, to, line, latest) expect_bad(dir, from, to, strlen(to), line, latest)
 
+/* 4. A NUL byte cut the line short without a word. */
+static void test_load_nul_byte(const char *dir) {
+    expect_bad(dir, "a 1 3 11\n", "a 1 3 11\0junk\n", 14, 7, 0);
+    expect_bad(dir, "a 2 3 12\n", "\0a 2 3 12\n", 10, 9, 1); /* version 1 stays */
+}
+
 /* 6. An event the batch refuses (the time reserved for "now") was reported
  * without FILE:LINE and with GSNAP_ERANGE (the CLI's usage exit 2). */
 static void test_load_event_error(const char *dir) {
@@ -140,6 +146,7 @@ static void test_load_hostile(const char *dir) {
     char msg[1024];
     uint64_t v = 0, ns = 0;
     CHECK_MSG(load_case(dir, base_dump, n, msg, sizeof msg, &v, &ns) == 0 && v == 3 && ns == 1, "base: %s", msg);
+    test_load_nul_byte(dir);
     test_load_event_error(dir);
 }
 

@@ -41,6 +41,24 @@ static int parse_event(const char *p, uint64_t *s, uint64_t *d, int64_t *t) {
     return gsnap_dec_i64(&p, t) || *p ? -1 : 0;
 }
 
+/* Strict fields: decimal numbers without blanks or '+' (common/decimal.c),
+ * exactly one space between fields, none after the last. Each returns 0 or
+ * -1, and moves *pp past the field and its space. */
+static int fld_end(const char **pp, int last) {
+    if (last) return **pp ? -1 : 0;
+    if (**pp != ' ') return -1;
+    (*pp)++;
+    return 0;
+}
+
+static int fld_u64(const char **pp, uint64_t *v, int last) {
+    return gsnap_dec_u64(pp, v) || fld_end(pp, last) ? -1 : 0;
+}
+
+static int fld_i64(const char **pp, int64_t *v, int last) {
+    return gsnap_dec_i64(pp, v) || fld_end(pp, last) ? -1 : 0;
+}
+
 struct horizon_ctx { uint64_t horizon; int64_t horizon_t; };
 static int set_horizon_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
     struct horizon_ctx *c = vctx;
@@ -200,12 +218,16 @@ static int load_versions(load_state *ls, const char *line) {
     return 0;
 }
 
+/* 'horizon VERSION TIME' (TIME '-' = none). */
 static int load_horizon(load_state *ls, const char *line) {
-    unsigned long long h;
-    char ts[32];
-    if (sscanf(line + 8, "%llu %31s", &h, ts) != 2) LOAD_ERR("%s:%llu: bad 'horizon' line", ls->name, LNO);
+    const char *p = line + 8;
+    uint64_t h;
+    int64_t ht = INT64_MIN;
+    if (fld_u64(&p, &h, 0) || (strcmp(p, "-") != 0 && (fld_i64(&p, &ht, 1) || ht == GSNAP_TIME_MAX)))
+        LOAD_ERR("%s:%llu: bad 'horizon' line (expected 'horizon VERSION TIME', TIME an event time or '-')",
+                 ls->name, LNO);
     ls->horizon = h;
-    ls->horizon_t = strcmp(ts, "-") == 0 ? INT64_MIN : strtoll(ts, NULL, 10);
+    ls->horizon_t = ht;
     ls->have_horizon = 1;
     return 0;
 }

@@ -129,6 +129,15 @@ static void expect_bad(const char *dir, const char *from, const char *to, size_t
 }
 #define BAD(from, to, line, latest) expect_bad(dir, from, to, strlen(to), line, latest)
 
+/* 2. 'horizon 2 abc' loaded as horizon time 0. */
+static void test_load_horizon_time(const char *dir) {
+    BAD("versions 1 3\n", "versions 1 3\nhorizon 2 abc\n", 5, 0);
+    BAD("versions 1 3\n", "versions 1 3\nhorizon 2 11x\n", 5, 0);
+    BAD("versions 1 3\n", "versions 1 3\nhorizon 2 9223372036854775807\n", 5, 0);
+    BAD("versions 1 3\n", "versions 1 3\nhorizon -18446744073709551614 -\n", 5, 0);
+    BAD("versions 1 3\n", "versions 1 3\nhorizon 2 - 3\n", 5, 0);
+}
+
 /* 4. A NUL byte cut the line short without a word. */
 static void test_load_nul_byte(const char *dir) {
     expect_bad(dir, "a 1 3 11\n", "a 1 3 11\0junk\n", 14, 7, 0);
@@ -146,6 +155,7 @@ static void test_load_hostile(const char *dir) {
     char msg[1024];
     uint64_t v = 0, ns = 0;
     CHECK_MSG(load_case(dir, base_dump, n, msg, sizeof msg, &v, &ns) == 0 && v == 3 && ns == 1, "base: %s", msg);
+    test_load_horizon_time(dir);
     test_load_nul_byte(dir);
     test_load_event_error(dir);
 }

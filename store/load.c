@@ -226,6 +226,16 @@ static int load_horizon(load_state *ls, const char *line) {
     if (fld_u64(&p, &h, 0) || (strcmp(p, "-") != 0 && (fld_i64(&p, &ht, 1) || ht == GSNAP_TIME_MAX)))
         LOAD_ERR("%s:%llu: bad 'horizon' line (expected 'horizon VERSION TIME', TIME an event time or '-')",
                  ls->name, LNO);
+    /* where the dump writes it: the snapshot lines and every version are
+     * checked against it as they come */
+    if (!ls->have_versions || ls->b || ls->rep.versions || ls->nsnaps)
+        LOAD_ERR("%s:%llu: 'horizon' line out of place (it follows the 'versions' line, before the first 'v' line)",
+                 ls->name, LNO);
+    /* compact leaves the newest version queryable: a horizon past it would
+     * refuse every query of the loaded database */
+    if (h > ls->to)
+        LOAD_ERR("%s:%llu: horizon version %llu is past the dump's last version %llu", ls->name, LNO,
+                 (unsigned long long)h, (unsigned long long)ls->to);
     ls->horizon = h;
     ls->horizon_t = ht;
     ls->have_horizon = 1;
@@ -292,6 +302,14 @@ static int load_snapshot(load_state *ls, const char *line) {
     ps.o.dir = strcmp(sdir, "out") == 0 ? GSNAP_DIR_OUT : GSNAP_DIR_IN;
     ps.o.seed = seed;
     ps.line = ls->lineno;
+    /* dump leaves out the snapshots before the retention horizon (their
+     * events were folded): one here cannot be rebuilt */
+    if (ls->have_horizon && ((ls->horizon > 1 && ps.o.as_of < ls->horizon) ||
+                             (ls->horizon_t != INT64_MIN && ps.o.at_t < ls->horizon_t)))
+        LOAD_ERR("%s:%llu: snapshot '%s' (version %llu, time %lld) is before the retention horizon (version %llu, "
+                 "time %lld): its events were folded, it cannot be rebuilt", ls->name, LNO, ps.name,
+                 (unsigned long long)ps.o.as_of, (long long)ps.o.at_t, (unsigned long long)ls->horizon,
+                 (long long)ls->horizon_t);
     struct pending_snap *ns2 = realloc(ls->snaps, (ls->nsnaps + 1) * sizeof *ns2);
     if (!ns2) return GSNAP_ENOMEM;
     ls->snaps = ns2;
@@ -352,13 +370,10 @@ static int load_finish(load_state *ls) {
         LOAD_ERR("%s: the 'versions' line says %llu..%llu, but %llu versions were read", name,
                  (unsigned long long)ls->from, (unsigned long long)ls->to, (unsigned long long)ls->rep.versions);
     ls->rep.events = ls->events;
-    /* Snapshots before the horizon cannot be rebuilt (their (T, V) was
-     * folded): build the others first, then restore the horizon. */
+    /* The snapshots (none before the horizon: load_snapshot refused
+     * those), then the horizon. */
     for (size_t i = 0; i < ls->nsnaps && !ls->opts->no_snapshots; i++) {
         const struct pending_snap *ps = &ls->snaps[i];
-        if (ls->have_horizon && ((ls->horizon > 1 && ps->o.as_of < ls->horizon) ||
-                                 (ls->horizon_t != INT64_MIN && ps->o.at_t < ls->horizon_t)))
-            continue;
         if (ls->opts->progress) ls->opts->progress(ls->opts->progress_ctx, "snapshots", i, ls->nsnaps);
         rc = gsnap_snapshot_create(db, ps->name, &ps->o, NULL);
         if (rc) {

@@ -129,6 +129,23 @@ static void expect_bad(const char *dir, const char *from, const char *to, size_t
 }
 #define BAD(from, to, line, latest) expect_bad(dir, from, to, strlen(to), line, latest)
 
+/* 1. A horizon past the last version made a database whose every query
+ * failed, and a snapshot before the horizon was skipped without a word. */
+static void test_load_horizon_range(const char *dir) {
+    BAD("versions 1 3\n", "versions 1 3\nhorizon 1000 -\n", 5, 0);
+    BAD("versions 1 3\n", "versions 1 3\nhorizon 4 -\n", 5, 0);
+    /* horizon 3: the snapshot at version 2 cannot be rebuilt: the load
+     * fails at the snapshot line (version 3's block is still open) */
+    BAD("versions 1 3\n", "versions 1 3\nhorizon 3 -\n", 13, 2);
+    /* a horizon at the snapshot's version or before it is fine */
+    size_t n = 0;
+    const char *good = "versions 1 3\nhorizon 2 -\n";
+    char *text = variant("versions 1 3\n", good, strlen(good), &n), msg[1024];
+    uint64_t v = 0, ns = 0;
+    CHECK_MSG(load_case(dir, text, n, msg, sizeof msg, &v, &ns) == 0 && v == 3 && ns == 1, "horizon 2: %s", msg);
+    free(text);
+}
+
 /* 2. 'horizon 2 abc' loaded as horizon time 0. */
 static void test_load_horizon_time(const char *dir) {
     BAD("versions 1 3\n", "versions 1 3\nhorizon 2 abc\n", 5, 0);
@@ -155,6 +172,7 @@ static void test_load_hostile(const char *dir) {
     char msg[1024];
     uint64_t v = 0, ns = 0;
     CHECK_MSG(load_case(dir, base_dump, n, msg, sizeof msg, &v, &ns) == 0 && v == 3 && ns == 1, "base: %s", msg);
+    test_load_horizon_range(dir);
     test_load_horizon_time(dir);
     test_load_nul_byte(dir);
     test_load_event_error(dir);

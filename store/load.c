@@ -11,6 +11,7 @@
 #include "store/dump_int.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,16 @@ static int fld_u64(const char **pp, uint64_t *v, int last) {
 
 static int fld_i64(const char **pp, int64_t *v, int last) {
     return gsnap_dec_i64(pp, v) || fld_end(pp, last) ? -1 : 0;
+}
+
+/* A word of 1..cap-1 bytes into out. */
+static int fld_word(const char **pp, char *out, size_t cap, int last) {
+    size_t n = strcspn(*pp, " ");
+    if (n == 0 || n >= cap) return -1;
+    memcpy(out, *pp, n);
+    out[n] = 0;
+    *pp += n;
+    return fld_end(pp, last);
 }
 
 struct horizon_ctx { uint64_t horizon; int64_t horizon_t; };
@@ -242,17 +253,26 @@ static int load_horizon(load_state *ls, const char *line) {
     return 0;
 }
 
-/* A snapshot line's fanouts: HOPS values separated by commas. */
-static int parse_fanouts(load_state *ls, const char *fan, unsigned hops, gsnap_snapshot_options *o) {
-    const char *p = fan;
+/* HOPS comma-separated decimals in lo..hi (a snapshot line's fanouts or
+ * caps) into out; 0 or -1. */
+static int parse_list(const char *s, unsigned hops, uint64_t lo, uint64_t hi, uint32_t *out) {
     for (unsigned h = 0; h < hops; h++) {
-        char *e;
-        unsigned long x = strtoul(p, &e, 10);
-        if (e == p || (h + 1 < hops && *e != ',') || (h + 1 == hops && *e))
-            LOAD_ERR("%s:%llu: bad fanouts '%s'", ls->name, LNO, fan);
-        o->fanouts[h] = (uint32_t)x;
-        p = e + 1;
+        uint64_t x;
+        if (gsnap_dec_u64(&s, &x) || x < lo || x > hi || *s++ != (h + 1 < hops ? ',' : '\0')) return -1;
+        out[h] = (uint32_t)x;
     }
+    return 0;
+}
+
+/* A snapshot line's ALPHA: a decimal number (as %.17g writes it) in
+ * (0, 1e6]; 0 or -1. */
+static int parse_alpha(const char *s, double *out) {
+    char *e;
+    if (*s < '0' || *s > '9' || s[strspn(s, "0123456789.eE+-")]) return -1;
+    errno = 0;
+    double a = strtod(s, &e);
+    if (*e || errno || !(a > 0) || a > 1e6) return -1;
+    *out = a;
     return 0;
 }
 
@@ -260,44 +280,59 @@ static int parse_fanouts(load_state *ls, const char *fan, unsigned hops, gsnap_s
  * options). */
 static int parse_kind_caps(load_state *ls, const char *kind, const char *caps, unsigned hops,
                            gsnap_snapshot_options *o) {
+    uint32_t c[GSNAP_MAX_HOPS];
     if (strcmp(kind, "sampled") == 0) o->hop_sets = GSNAP_HOPSETS_SAMPLED;
     else if (strcmp(kind, "exact") == 0) o->hop_sets = GSNAP_HOPSETS_EXACT;
     else LOAD_ERR("%s:%llu: bad hop-set kind '%s' (exact or sampled)", ls->name, LNO, kind);
-    const char *p = caps;
-    for (unsigned h = 0; h < hops; h++) {
-        char *e;
-        unsigned long x = strtoul(p, &e, 10);
-        if (e == p || *p == '-' || x < 1 || x > GSNAP_SNAPSHOT_CAP || (h + 1 < hops && *e != ',') ||
-            (h + 1 == hops && *e))
-            LOAD_ERR("%s:%llu: bad caps '%s' (HOPS values in 1..%d)", ls->name, LNO, caps, GSNAP_SNAPSHOT_CAP);
-        if (o->hop_sets == GSNAP_HOPSETS_SAMPLED) o->caps[h] = (uint32_t)x;
-        p = e + 1;
-    }
+    if (parse_list(caps, hops, 1, GSNAP_SNAPSHOT_CAP, c))
+        LOAD_ERR("%s:%llu: bad caps '%s' (HOPS values in 1..%d)", ls->name, LNO, caps, GSNAP_SNAPSHOT_CAP);
+    if (o->hop_sets == GSNAP_HOPSETS_SAMPLED) memcpy(o->caps, c, hops * sizeof *c);
     return 0;
 }
 
 /* 'snapshot NAME DIR HOPS FANOUTS ALPHA AT VERSION SEED [KIND CAPS]': kept
- * to be rebuilt once every version is in. */
+ * to be rebuilt once every version is in. Every field is checked here, in
+ * the ranges gsnap_snapshot_create and `snapshot create` take (0 is not
+ * "the default": dump writes the values a snapshot was built with). */
 static int load_snapshot(load_state *ls, const char *line) {
     struct pending_snap ps;
-    char sname[72], sdir[8], fan[256], at[32], kind[16], caps[256];
-    unsigned hops;
-    int nf, rc;
-    unsigned long long ver, seed;
-    double alpha;
+    char sdir[8], fan[256], alpha[64], at[32], kind[16], caps[256];
+    const char *p = line + 9;
+    uint64_t hops = 0, ver = 0, seed = 0;
+    int v2 = ls->format >= 2, rc;
     gsnap_snapshot_options def = GSNAP_SNAPSHOT_OPTIONS_INIT;
     memset(&ps, 0, sizeof ps);
     ps.o = def;
-    nf = sscanf(line + 9, "%71s %7s %u %255s %lf %31s %llu %llu %15s %255s", sname, sdir, &hops, fan, &alpha,
-                at, &ver, &seed, kind, caps);
-    if (nf != (ls->format >= 2 ? 10 : 8) || hops < 1 || hops > GSNAP_MAX_HOPS)
-        LOAD_ERR("%s:%llu: bad 'snapshot' line", ls->name, LNO);
-    snprintf(ps.name, sizeof ps.name, "%s", sname);
-    ps.o.hops = hops;
-    if ((rc = parse_fanouts(ls, fan, hops, &ps.o))) return rc;
-    if (ls->format >= 2 && (rc = parse_kind_caps(ls, kind, caps, hops, &ps.o))) return rc;
-    ps.o.alpha = alpha;
-    ps.o.at_t = strcmp(at, "now") == 0 ? GSNAP_TIME_MAX : strtoll(at, NULL, 10);
+    if (fld_word(&p, ps.name, 65, 0) || fld_word(&p, sdir, sizeof sdir, 0) || fld_u64(&p, &hops, 0) ||
+        fld_word(&p, fan, sizeof fan, 0) || fld_word(&p, alpha, sizeof alpha, 0) || fld_word(&p, at, sizeof at, 0) ||
+        fld_u64(&p, &ver, 0) || fld_u64(&p, &seed, !v2) ||
+        (v2 && (fld_word(&p, kind, sizeof kind, 0) || fld_word(&p, caps, sizeof caps, 1))))
+        LOAD_ERR("%s:%llu: bad 'snapshot' line (expected 'snapshot NAME DIR HOPS FANOUTS ALPHA AT VERSION SEED%s', "
+                 "NAME of 1..64 bytes)", ls->name, LNO, v2 ? " KIND CAPS" : "");
+    if (strcmp(sdir, "in") != 0 && strcmp(sdir, "out") != 0)
+        LOAD_ERR("%s:%llu: bad snapshot direction '%s' (in or out)", ls->name, LNO, sdir);
+    if (hops < 1 || hops > GSNAP_MAX_HOPS)
+        LOAD_ERR("%s:%llu: snapshot hops %llu (1..%d)", ls->name, LNO, (unsigned long long)hops, GSNAP_MAX_HOPS);
+    ps.o.hops = (unsigned)hops;
+    if (parse_list(fan, ps.o.hops, 1, GSNAP_MAX_FANOUT, ps.o.fanouts))
+        LOAD_ERR("%s:%llu: bad fanouts '%s' (HOPS values in 1..%d)", ls->name, LNO, fan, GSNAP_MAX_FANOUT);
+    if (parse_alpha(alpha, &ps.o.alpha))
+        LOAD_ERR("%s:%llu: bad alpha '%s' (a number in (0, 1e6])", ls->name, LNO, alpha);
+    for (unsigned h = 0; h < ps.o.hops; h++)
+        if (ceil(ps.o.alpha * ps.o.fanouts[h] - 1e-9) > GSNAP_MAX_CACHE_IDS)
+            LOAD_ERR("%s:%llu: hop %u: cached list of alpha %g * fanout %u ids, the limit is %d (GSNAP_MAX_CACHE_IDS)",
+                     ls->name, LNO, h + 1, ps.o.alpha, (unsigned)ps.o.fanouts[h], GSNAP_MAX_CACHE_IDS);
+    if (strcmp(at, "now") == 0) {
+        ps.o.at_t = GSNAP_TIME_MAX;
+    } else {
+        const char *q = at;
+        if (fld_i64(&q, &ps.o.at_t, 1))
+            LOAD_ERR("%s:%llu: bad snapshot time '%s' (an event time or 'now')", ls->name, LNO, at);
+    }
+    if (!ls->have_versions || ver < ls->from || ver > ls->to)
+        LOAD_ERR("%s:%llu: snapshot version %llu is not one of the dumped versions %llu..%llu", ls->name, LNO,
+                 (unsigned long long)ver, (unsigned long long)ls->from, (unsigned long long)ls->to);
+    if (v2 && (rc = parse_kind_caps(ls, kind, caps, ps.o.hops, &ps.o))) return rc;
     ps.o.as_of = ver;
     ps.o.dir = strcmp(sdir, "out") == 0 ? GSNAP_DIR_OUT : GSNAP_DIR_IN;
     ps.o.seed = seed;

@@ -155,6 +155,23 @@ static void test_load_horizon_time(const char *dir) {
     BAD("versions 1 3\n", "versions 1 3\nhorizon 2 - 3\n", 5, 0);
 }
 
+/* 3. A snapshot line's AT 'xyz' became 0, fanouts 0 the default 10,
+ * 4294967298 wrapped to 2; every field is checked before anything of the
+ * last version commits. */
+static void test_load_snapshot_fields(const char *dir) {
+    const char *bad[] = {
+        "s1 in 2 2,2 2 xyz 2 1 exact", "s1 in 2 0,0 2 now 2 1 exact", "s1 in 2 4294967298,2 2 now 2 1 exact",
+        "s1 in 2 100001,2 2 now 2 1 exact", "s1 in 2 2,-2 2 now 2 1 exact", "s1 in 2 2,2,2 2 now 2 1 exact",
+        "s1 up 2 2,2 2 now 2 1 exact", "s1 in 2 2,2 nan now 2 1 exact", "s1 in 2 2,2 0 now 2 1 exact",
+        "s1 in 2 2,2 2x now 2 1 exact", "s1 in 2 2,2 2 12x 2 1 exact", "s1 in 2 2,2 2 now -18446744073709551614 1 exact",
+        "s1 in 2 2,2 2 now 4 1 exact", "s1 in 2 2,2 2 now 0 1 exact", "s1 in 2 2,2 2 now 2 -1 exact",
+        "s1 in -4294967294 2,2 2 now 2 1 exact", "s1  in 2 2,2 2 now 2 1 exact",
+        "s123456789012345678901234567890123456789012345678901234567890123456789012 in 2 2,2 2 now 2 1 exact"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) BAD("s1 in 2 2,2 2 now 2 1 exact", bad[i], 12, 2);
+    BAD("exact 508,508\n", "exact 508,508 x\n", 12, 2);
+    BAD("exact 508,508\n", "exact 508,0\n", 12, 2);
+}
+
 /* 4. A NUL byte cut the line short without a word. */
 static void test_load_nul_byte(const char *dir) {
     expect_bad(dir, "a 1 3 11\n", "a 1 3 11\0junk\n", 14, 7, 0);
@@ -174,6 +191,7 @@ static void test_load_hostile(const char *dir) {
     CHECK_MSG(load_case(dir, base_dump, n, msg, sizeof msg, &v, &ns) == 0 && v == 3 && ns == 1, "base: %s", msg);
     test_load_horizon_range(dir);
     test_load_horizon_time(dir);
+    test_load_snapshot_fields(dir);
     test_load_nul_byte(dir);
     test_load_event_error(dir);
 }

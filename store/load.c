@@ -108,6 +108,11 @@ typedef struct {
     int64_t horizon_t;
     int format, have_horizon, have_versions, ended, header;
     gsnap_batch *b; /* the version being read */
+    /* its 'v' line (line number, version, and whether it carries counts:
+     * the claim), and what its events hold so far */
+    uint64_t vline, vver, c_adds, c_dels, r_adds, r_dels;
+    int64_t c_min, c_max, r_min, r_max;
+    int claim;
     struct pending_snap *snaps;
     size_t nsnaps;
     gsnap_load_report rep;
@@ -146,7 +151,38 @@ static int load_event(load_state *ls, const char *line) {
         return gsnap_store__err(ls->db, rc, "%s:%llu: %s", ls->name, LNO, msg);
     }
     ls->events++;
+    if (line[0] == 'a') ls->r_adds++;
+    else ls->r_dels++;
+    if (t < ls->r_min) ls->r_min = t;
+    if (t > ls->r_max) ls->r_max = t;
     return 0;
+}
+
+/* The version read so far against its 'v' line: the counts and the time
+ * range are those it was committed with, so its events must match them
+ * exactly; below the horizon a retention fold may have dropped events
+ * (never added any or moved one in time), so there they may be fewer and
+ * within the range. A version without events has no time range to check. */
+static int check_claim(load_state *ls) {
+    if (!ls->claim) return 0;
+    int folded = ls->have_horizon && ls->vver < ls->horizon, none = ls->r_adds + ls->r_dels == 0, ok;
+    if (folded)
+        ok = ls->r_adds <= ls->c_adds && ls->r_dels <= ls->c_dels &&
+             (none || (ls->r_min >= ls->c_min && ls->r_max <= ls->c_max));
+    else
+        ok = ls->r_adds == ls->c_adds && ls->r_dels == ls->c_dels &&
+             (none || (ls->r_min == ls->c_min && ls->r_max == ls->c_max));
+    if (ok) return 0;
+    char got[128];
+    if (none) snprintf(got, sizeof got, "none");
+    else
+        snprintf(got, sizeof got, "+%llu -%llu, times %lld..%lld", (unsigned long long)ls->r_adds,
+                 (unsigned long long)ls->r_dels, (long long)ls->r_min, (long long)ls->r_max);
+    return gsnap_store__err(ls->db, GSNAP_EPARSE, "%s:%llu: version %llu: the 'v' line says +%llu -%llu, times "
+                            "%lld..%lld%s; its events are %s", ls->name, (unsigned long long)ls->vline,
+                            (unsigned long long)ls->vver, (unsigned long long)ls->c_adds,
+                            (unsigned long long)ls->c_dels, (long long)ls->c_min, (long long)ls->c_max,
+                            folded ? " (before the horizon: at most those)" : "", got);
 }
 
 /* Commit the version read so far (with the extensions' rows), if any. */
@@ -154,6 +190,7 @@ static int commit_version(load_state *ls) {
     if (!ls->b) return 0;
     uint64_t v = 0;
     int rc;
+    if ((rc = check_claim(ls))) return rc;
     if (ls->ext && ls->ext->load_commit && (rc = ls->ext->load_commit(ls->db, ls->xstate, ls->b))) return rc;
     rc = gsnap_batch_commit(ls->b, &v);
     ls->b = NULL;
@@ -170,26 +207,43 @@ static int load_version(load_state *ls, const char *line) {
     int rc;
     if (!ls->have_versions) LOAD_ERR("%s:%llu: 'v' line before the 'versions' line", ls->name, LNO);
     if ((rc = commit_version(ls))) return rc;
-    unsigned long long ver, adds, dels, fl, ll;
-    long long ns, mint, maxt;
-    char src[1024], uk[16];
+    const char *p = line + 2;
+    uint64_t ver, adds, dels, fl, ll;
+    int64_t ns, mint, maxt;
+    char src[1024];
     if ((rc = gsnap_batch_begin(ls->db, &ls->b))) return rc;
-    if (sscanf(line + 2, "%llu %15s", &ver, uk) == 2 && strcmp(uk, "unknown") == 0) {
+    ls->vline = ls->lineno;
+    ls->claim = 0;
+    ls->r_adds = ls->r_dels = 0;
+    ls->r_min = INT64_MAX;
+    ls->r_max = INT64_MIN;
+    if (fld_u64(&p, &ver, 0)) {
+        LOAD_ERR("%s:%llu: bad 'v' line (expected 'v VERSION NS ADDS DELETES MIN_T MAX_T FIRST LAST SOURCE')",
+                 ls->name, LNO);
+    } else if (strcmp(p, "unknown") == 0) {
         /* a format-1 version: no log record to restore */
-    } else if (sscanf(line + 2, "%llu %lld %llu %llu %lld %lld %llu %llu %1023s", &ver, &ns, &adds, &dels,
-                      &mint, &maxt, &fl, &ll, src) == 9) {
+    } else if (fld_i64(&p, &ns, 0) == 0 && fld_u64(&p, &adds, 0) == 0 && fld_u64(&p, &dels, 0) == 0 &&
+               fld_i64(&p, &mint, 0) == 0 && fld_i64(&p, &maxt, 0) == 0 && fld_u64(&p, &fl, 0) == 0 &&
+               fld_u64(&p, &ll, 0) == 0 && fld_word(&p, src, sizeof src, 1) == 0) {
         char plain[GSNAP_SOURCE_MAX + 1];
         if (unescape(src, plain, sizeof plain) || fl > ll || ns < 0)
             LOAD_ERR("%s:%llu: bad source, line range or time in the 'v' line", ls->name, LNO);
         gsnap_batch_set_source(ls->b, plain, fl, ll);
         gsnap_batch_set_commit_time(ls->b, ns);
         gsnap_batch__set_counts(ls->b, adds, dels, mint, maxt);
+        ls->claim = 1;
+        ls->c_adds = adds;
+        ls->c_dels = dels;
+        ls->c_min = mint;
+        ls->c_max = maxt;
     } else {
         LOAD_ERR("%s:%llu: bad 'v' line (expected 'v VERSION NS ADDS DELETES MIN_T MAX_T FIRST LAST "
                  "SOURCE')", ls->name, LNO);
     }
+    ls->vver = ver;
     if (ver != ls->expect)
-        LOAD_ERR("%s:%llu: version %llu, but the database's next version is %llu", ls->name, LNO, ver,
+        LOAD_ERR("%s:%llu: version %llu, but the database's next version is %llu", ls->name, LNO,
+                 (unsigned long long)ver,
                  (unsigned long long)ls->expect);
     ls->expect++;
     const gsnap_load_options *opts = ls->opts;
@@ -216,16 +270,18 @@ static int load_keep(load_state *ls, const char *line) {
 }
 
 static int load_versions(load_state *ls, const char *line) {
-    unsigned long long a, z;
-    if (sscanf(line + 9, "%llu %llu", &a, &z) != 2 || (a > z && !(a == 1 && z == 0)))
-        LOAD_ERR("%s:%llu: bad 'versions' line", ls->name, LNO);
+    const char *p = line + 9;
+    uint64_t a, z;
+    if (fld_u64(&p, &a, 0) || fld_u64(&p, &z, 1) || (a > z && !(a == 1 && z == 0)))
+        LOAD_ERR("%s:%llu: bad 'versions' line (expected 'versions FIRST LAST')", ls->name, LNO);
     ls->from = a;
     ls->to = z;
     ls->have_versions = 1;
     if (a <= z && a != ls->expect)
         return gsnap_store__err(ls->db, GSNAP_ERANGE, "%s:%llu: the dump holds versions %llu..%llu but the "
                                 "database's next version is %llu (load a full dump into an empty database)",
-                                ls->name, LNO, a, z, (unsigned long long)ls->expect);
+                                ls->name, LNO, (unsigned long long)a, (unsigned long long)z,
+                                (unsigned long long)ls->expect);
     return 0;
 }
 
@@ -355,16 +411,19 @@ static int load_snapshot(load_state *ls, const char *line) {
 /* 'end VERSIONS EVENTS SNAPSHOTS [ATTR_LINES]': commits the last version and
  * checks the counts. */
 static int load_end(load_state *ls, const char *line) {
-    unsigned long long nv, ne, nsn, nx = 0;
-    int rc;
-    if (sscanf(line + 4, "%llu %llu %llu %llu", &nv, &ne, &nsn, &nx) != (ls->format >= 2 ? 4 : 3))
+    const char *p = line + 4;
+    uint64_t nv, ne, nsn, nx = 0;
+    int rc, v2 = ls->format >= 2;
+    if (fld_u64(&p, &nv, 0) || fld_u64(&p, &ne, 0) || fld_u64(&p, &nsn, !v2) || (v2 && fld_u64(&p, &nx, 1)))
         LOAD_ERR("%s:%llu: bad 'end' line (expected 'end VERSIONS EVENTS SNAPSHOTS%s')", ls->name, LNO,
                  ls->format >= 2 ? " ATTR_LINES" : "");
     if ((rc = commit_version(ls))) return rc;
-    if (ne != ls->events || nv != ls->rep.versions || nx != ls->xlines)
-        LOAD_ERR("%s:%llu: the dump says %llu versions, %llu events and %llu attribute lines; %llu, %llu "
-                 "and %llu were read", ls->name, LNO, nv, ne, nx, (unsigned long long)ls->rep.versions,
-                 (unsigned long long)ls->events, (unsigned long long)ls->xlines);
+    if (ne != ls->events || nv != ls->rep.versions || nsn != ls->nsnaps || nx != ls->xlines)
+        LOAD_ERR("%s:%llu: the dump says %llu versions, %llu events, %llu snapshots and %llu attribute lines; "
+                 "%llu, %llu, %llu and %llu were read", ls->name, LNO, (unsigned long long)nv,
+                 (unsigned long long)ne, (unsigned long long)nsn, (unsigned long long)nx,
+                 (unsigned long long)ls->rep.versions, (unsigned long long)ls->events,
+                 (unsigned long long)ls->nsnaps, (unsigned long long)ls->xlines);
     ls->ended = 1;
     return 0;
 }

@@ -178,6 +178,34 @@ static void test_load_nul_byte(const char *dir) {
     expect_bad(dir, "a 2 3 12\n", "\0a 2 3 12\n", 10, 9, 1); /* version 1 stays */
 }
 
+/* 5. 'v -18446744073709551615 ...' loaded as version 1, and a v line's
+ * counts and time range were trusted whatever events followed; the
+ * 'versions' and 'end' lines wrapped negative numbers too, and the end
+ * line's snapshot count was not compared. */
+static void test_load_version_line(const char *dir) {
+    BAD("v 1 5 ", "v -18446744073709551615 5 ", 5, 0);
+    BAD("v 1 5 ", "v 1 -5 ", 5, 0);
+    BAD("v 1 5 2 0 10 11 1 2 e.tsv\n", "v 1 5 2 0 10 11 1 2 e.tsv x\n", 5, 0);
+    BAD("v 1 5 2 0 10 11 1 2 e.tsv\n", "v 1 5 2 0 10 11 1 2\n", 5, 0);
+    BAD("v 1 5 2 0 10 11", "v 1 5 100 7 -5 99999", 5, 0);  /* counts and range */
+    BAD("v 1 5 2 0 10 11", "v 1 5 2 0 -5 99999", 5, 0);    /* range only */
+    BAD("v 1 5 2 0 10 11", "v 1 5 1 1 10 11", 5, 0);       /* adds/deletes */
+    BAD("v 3 7 0 0 0 0 0 0 %", "v 3 7 1 0 0 0 0 0 %", 11, 2); /* events claimed, none read */
+    BAD("v 2 6 2 0 12 13", "v 2 6 3 0 12 13", 8, 1);         /* version 1 stays */
+    BAD("versions 1 3\n", "versions 1 -18446744073709551613\n", 4, 0);
+    BAD("end 3 4 1 0\n", "end -18446744073709551613 4 1 0\n", 13, 2);
+    BAD("end 3 4 1 0\n", "end 3 4 2 0\n", 13, 3); /* the snapshot lines are counted too */
+    /* below a horizon, a fold may have dropped events, never added any */
+    BAD("versions 1 3\nv 1 5 2 0 10 11", "versions 1 3\nhorizon 2 11\nv 1 5 1 0 10 11", 6, 0);
+    BAD("versions 1 3\nv 1 5 2 0 10 11", "versions 1 3\nhorizon 2 11\nv 1 5 3 0 11 11", 6, 0);
+    size_t n = 0;
+    const char *folded = "versions 1 3\nhorizon 2 11\nv 1 5 3 1 9 12";
+    char *text = variant("versions 1 3\nv 1 5 2 0 10 11", folded, strlen(folded), &n), msg[1024];
+    uint64_t v = 0;
+    CHECK_MSG(load_case(dir, text, n, msg, sizeof msg, &v, NULL) == 0 && v == 3, "folded version: %s", msg);
+    free(text);
+}
+
 /* 6. An event the batch refuses (the time reserved for "now") was reported
  * without FILE:LINE and with GSNAP_ERANGE (the CLI's usage exit 2). */
 static void test_load_event_error(const char *dir) {
@@ -193,6 +221,7 @@ static void test_load_hostile(const char *dir) {
     test_load_horizon_time(dir);
     test_load_snapshot_fields(dir);
     test_load_nul_byte(dir);
+    test_load_version_line(dir);
     test_load_event_error(dir);
 }
 

@@ -11,6 +11,7 @@
 #include "store/dump_int.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,34 @@ static int unescape(const char *s, char *out, size_t cap) {
 static int parse_event(const char *p, uint64_t *s, uint64_t *d, int64_t *t) {
     if (gsnap_dec_u64(&p, s) || *p++ != ' ' || gsnap_dec_u64(&p, d) || *p++ != ' ') return -1;
     return gsnap_dec_i64(&p, t) || *p ? -1 : 0;
+}
+
+/* Strict fields: decimal numbers without blanks or '+' (common/decimal.c),
+ * exactly one space between fields, none after the last. Each returns 0 or
+ * -1, and moves *pp past the field and its space. */
+static int fld_end(const char **pp, int last) {
+    if (last) return **pp ? -1 : 0;
+    if (**pp != ' ') return -1;
+    (*pp)++;
+    return 0;
+}
+
+static int fld_u64(const char **pp, uint64_t *v, int last) {
+    return gsnap_dec_u64(pp, v) || fld_end(pp, last) ? -1 : 0;
+}
+
+static int fld_i64(const char **pp, int64_t *v, int last) {
+    return gsnap_dec_i64(pp, v) || fld_end(pp, last) ? -1 : 0;
+}
+
+/* A word of 1..cap-1 bytes into out. */
+static int fld_word(const char **pp, char *out, size_t cap, int last) {
+    size_t n = strcspn(*pp, " ");
+    if (n == 0 || n >= cap) return -1;
+    memcpy(out, *pp, n);
+    out[n] = 0;
+    *pp += n;
+    return fld_end(pp, last);
 }
 
 struct horizon_ctx { uint64_t horizon; int64_t horizon_t; };
@@ -79,6 +108,11 @@ typedef struct {
     int64_t horizon_t;
     int format, have_horizon, have_versions, ended, header;
     gsnap_batch *b; /* the version being read */
+    /* its 'v' line (line number, version, and whether it carries counts:
+     * the claim), and what its events hold so far */
+    uint64_t vline, vver, c_adds, c_dels, r_adds, r_dels;
+    int64_t c_min, c_max, r_min, r_max;
+    int claim;
     struct pending_snap *snaps;
     size_t nsnaps;
     gsnap_load_report rep;
@@ -107,10 +141,48 @@ static int load_event(load_state *ls, const char *line) {
     if (parse_event(line + 2, &s, &d, &t))
         LOAD_ERR("%s:%llu: bad event line (expected 'a|d SRC DST T')", ls->name, LNO);
     if (!ls->b) LOAD_ERR("%s:%llu: event before any 'v' line", ls->name, LNO);
+    if (t == GSNAP_TIME_MAX)
+        LOAD_ERR("%s:%llu: edge %llu -> %llu: time %lld is reserved for \"now\"", ls->name, LNO,
+                 (unsigned long long)s, (unsigned long long)d, (long long)t);
     int rc = line[0] == 'a' ? gsnap_batch_add(ls->b, s, d, t) : gsnap_batch_delete(ls->b, s, d, t);
-    if (rc) return rc;
+    if (rc) { /* not the line's fault (out of memory): its code, with the place */
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", gsnap_db_errmsg(ls->db));
+        return gsnap_store__err(ls->db, rc, "%s:%llu: %s", ls->name, LNO, msg);
+    }
     ls->events++;
+    if (line[0] == 'a') ls->r_adds++;
+    else ls->r_dels++;
+    if (t < ls->r_min) ls->r_min = t;
+    if (t > ls->r_max) ls->r_max = t;
     return 0;
+}
+
+/* The version read so far against its 'v' line: the counts and the time
+ * range are those it was committed with, so its events must match them
+ * exactly; below the horizon a retention fold may have dropped events
+ * (never added any or moved one in time), so there they may be fewer and
+ * within the range. A version without events has no time range to check. */
+static int check_claim(load_state *ls) {
+    if (!ls->claim) return 0;
+    int folded = ls->have_horizon && ls->vver < ls->horizon, none = ls->r_adds + ls->r_dels == 0, ok;
+    if (folded)
+        ok = ls->r_adds <= ls->c_adds && ls->r_dels <= ls->c_dels &&
+             (none || (ls->r_min >= ls->c_min && ls->r_max <= ls->c_max));
+    else
+        ok = ls->r_adds == ls->c_adds && ls->r_dels == ls->c_dels &&
+             (none || (ls->r_min == ls->c_min && ls->r_max == ls->c_max));
+    if (ok) return 0;
+    char got[128];
+    if (none) snprintf(got, sizeof got, "none");
+    else
+        snprintf(got, sizeof got, "+%llu -%llu, times %lld..%lld", (unsigned long long)ls->r_adds,
+                 (unsigned long long)ls->r_dels, (long long)ls->r_min, (long long)ls->r_max);
+    return gsnap_store__err(ls->db, GSNAP_EPARSE, "%s:%llu: version %llu: the 'v' line says +%llu -%llu, times "
+                            "%lld..%lld%s; its events are %s", ls->name, (unsigned long long)ls->vline,
+                            (unsigned long long)ls->vver, (unsigned long long)ls->c_adds,
+                            (unsigned long long)ls->c_dels, (long long)ls->c_min, (long long)ls->c_max,
+                            folded ? " (before the horizon: at most those)" : "", got);
 }
 
 /* Commit the version read so far (with the extensions' rows), if any. */
@@ -118,6 +190,7 @@ static int commit_version(load_state *ls) {
     if (!ls->b) return 0;
     uint64_t v = 0;
     int rc;
+    if ((rc = check_claim(ls))) return rc;
     if (ls->ext && ls->ext->load_commit && (rc = ls->ext->load_commit(ls->db, ls->xstate, ls->b))) return rc;
     rc = gsnap_batch_commit(ls->b, &v);
     ls->b = NULL;
@@ -134,26 +207,43 @@ static int load_version(load_state *ls, const char *line) {
     int rc;
     if (!ls->have_versions) LOAD_ERR("%s:%llu: 'v' line before the 'versions' line", ls->name, LNO);
     if ((rc = commit_version(ls))) return rc;
-    unsigned long long ver, adds, dels, fl, ll;
-    long long ns, mint, maxt;
-    char src[1024], uk[16];
+    const char *p = line + 2;
+    uint64_t ver, adds, dels, fl, ll;
+    int64_t ns, mint, maxt;
+    char src[1024];
     if ((rc = gsnap_batch_begin(ls->db, &ls->b))) return rc;
-    if (sscanf(line + 2, "%llu %15s", &ver, uk) == 2 && strcmp(uk, "unknown") == 0) {
+    ls->vline = ls->lineno;
+    ls->claim = 0;
+    ls->r_adds = ls->r_dels = 0;
+    ls->r_min = INT64_MAX;
+    ls->r_max = INT64_MIN;
+    if (fld_u64(&p, &ver, 0)) {
+        LOAD_ERR("%s:%llu: bad 'v' line (expected 'v VERSION NS ADDS DELETES MIN_T MAX_T FIRST LAST SOURCE')",
+                 ls->name, LNO);
+    } else if (strcmp(p, "unknown") == 0) {
         /* a format-1 version: no log record to restore */
-    } else if (sscanf(line + 2, "%llu %lld %llu %llu %lld %lld %llu %llu %1023s", &ver, &ns, &adds, &dels,
-                      &mint, &maxt, &fl, &ll, src) == 9) {
+    } else if (fld_i64(&p, &ns, 0) == 0 && fld_u64(&p, &adds, 0) == 0 && fld_u64(&p, &dels, 0) == 0 &&
+               fld_i64(&p, &mint, 0) == 0 && fld_i64(&p, &maxt, 0) == 0 && fld_u64(&p, &fl, 0) == 0 &&
+               fld_u64(&p, &ll, 0) == 0 && fld_word(&p, src, sizeof src, 1) == 0) {
         char plain[GSNAP_SOURCE_MAX + 1];
         if (unescape(src, plain, sizeof plain) || fl > ll || ns < 0)
             LOAD_ERR("%s:%llu: bad source, line range or time in the 'v' line", ls->name, LNO);
         gsnap_batch_set_source(ls->b, plain, fl, ll);
         gsnap_batch_set_commit_time(ls->b, ns);
         gsnap_batch__set_counts(ls->b, adds, dels, mint, maxt);
+        ls->claim = 1;
+        ls->c_adds = adds;
+        ls->c_dels = dels;
+        ls->c_min = mint;
+        ls->c_max = maxt;
     } else {
         LOAD_ERR("%s:%llu: bad 'v' line (expected 'v VERSION NS ADDS DELETES MIN_T MAX_T FIRST LAST "
                  "SOURCE')", ls->name, LNO);
     }
+    ls->vver = ver;
     if (ver != ls->expect)
-        LOAD_ERR("%s:%llu: version %llu, but the database's next version is %llu", ls->name, LNO, ver,
+        LOAD_ERR("%s:%llu: version %llu, but the database's next version is %llu", ls->name, LNO,
+                 (unsigned long long)ver,
                  (unsigned long long)ls->expect);
     ls->expect++;
     const gsnap_load_options *opts = ls->opts;
@@ -180,40 +270,65 @@ static int load_keep(load_state *ls, const char *line) {
 }
 
 static int load_versions(load_state *ls, const char *line) {
-    unsigned long long a, z;
-    if (sscanf(line + 9, "%llu %llu", &a, &z) != 2 || (a > z && !(a == 1 && z == 0)))
-        LOAD_ERR("%s:%llu: bad 'versions' line", ls->name, LNO);
+    const char *p = line + 9;
+    uint64_t a, z;
+    if (fld_u64(&p, &a, 0) || fld_u64(&p, &z, 1) || (a > z && !(a == 1 && z == 0)))
+        LOAD_ERR("%s:%llu: bad 'versions' line (expected 'versions FIRST LAST')", ls->name, LNO);
     ls->from = a;
     ls->to = z;
     ls->have_versions = 1;
     if (a <= z && a != ls->expect)
         return gsnap_store__err(ls->db, GSNAP_ERANGE, "%s:%llu: the dump holds versions %llu..%llu but the "
                                 "database's next version is %llu (load a full dump into an empty database)",
-                                ls->name, LNO, a, z, (unsigned long long)ls->expect);
+                                ls->name, LNO, (unsigned long long)a, (unsigned long long)z,
+                                (unsigned long long)ls->expect);
     return 0;
 }
 
+/* 'horizon VERSION TIME' (TIME '-' = none). */
 static int load_horizon(load_state *ls, const char *line) {
-    unsigned long long h;
-    char ts[32];
-    if (sscanf(line + 8, "%llu %31s", &h, ts) != 2) LOAD_ERR("%s:%llu: bad 'horizon' line", ls->name, LNO);
+    const char *p = line + 8;
+    uint64_t h;
+    int64_t ht = INT64_MIN;
+    if (fld_u64(&p, &h, 0) || (strcmp(p, "-") != 0 && (fld_i64(&p, &ht, 1) || ht == GSNAP_TIME_MAX)))
+        LOAD_ERR("%s:%llu: bad 'horizon' line (expected 'horizon VERSION TIME', TIME an event time or '-')",
+                 ls->name, LNO);
+    /* where the dump writes it: the snapshot lines and every version are
+     * checked against it as they come */
+    if (!ls->have_versions || ls->b || ls->rep.versions || ls->nsnaps)
+        LOAD_ERR("%s:%llu: 'horizon' line out of place (it follows the 'versions' line, before the first 'v' line)",
+                 ls->name, LNO);
+    /* compact leaves the newest version queryable: a horizon past it would
+     * refuse every query of the loaded database */
+    if (h > ls->to)
+        LOAD_ERR("%s:%llu: horizon version %llu is past the dump's last version %llu", ls->name, LNO,
+                 (unsigned long long)h, (unsigned long long)ls->to);
     ls->horizon = h;
-    ls->horizon_t = strcmp(ts, "-") == 0 ? INT64_MIN : strtoll(ts, NULL, 10);
+    ls->horizon_t = ht;
     ls->have_horizon = 1;
     return 0;
 }
 
-/* A snapshot line's fanouts: HOPS values separated by commas. */
-static int parse_fanouts(load_state *ls, const char *fan, unsigned hops, gsnap_snapshot_options *o) {
-    const char *p = fan;
+/* HOPS comma-separated decimals in lo..hi (a snapshot line's fanouts or
+ * caps) into out; 0 or -1. */
+static int parse_list(const char *s, unsigned hops, uint64_t lo, uint64_t hi, uint32_t *out) {
     for (unsigned h = 0; h < hops; h++) {
-        char *e;
-        unsigned long x = strtoul(p, &e, 10);
-        if (e == p || (h + 1 < hops && *e != ',') || (h + 1 == hops && *e))
-            LOAD_ERR("%s:%llu: bad fanouts '%s'", ls->name, LNO, fan);
-        o->fanouts[h] = (uint32_t)x;
-        p = e + 1;
+        uint64_t x;
+        if (gsnap_dec_u64(&s, &x) || x < lo || x > hi || *s++ != (h + 1 < hops ? ',' : '\0')) return -1;
+        out[h] = (uint32_t)x;
     }
+    return 0;
+}
+
+/* A snapshot line's ALPHA: a decimal number (as %.17g writes it) in
+ * (0, 1e6]; 0 or -1. */
+static int parse_alpha(const char *s, double *out) {
+    char *e;
+    if (*s < '0' || *s > '9' || s[strspn(s, "0123456789.eE+-")]) return -1;
+    errno = 0;
+    double a = strtod(s, &e);
+    if (*e || errno || !(a > 0) || a > 1e6) return -1;
+    *out = a;
     return 0;
 }
 
@@ -221,48 +336,71 @@ static int parse_fanouts(load_state *ls, const char *fan, unsigned hops, gsnap_s
  * options). */
 static int parse_kind_caps(load_state *ls, const char *kind, const char *caps, unsigned hops,
                            gsnap_snapshot_options *o) {
+    uint32_t c[GSNAP_MAX_HOPS];
     if (strcmp(kind, "sampled") == 0) o->hop_sets = GSNAP_HOPSETS_SAMPLED;
     else if (strcmp(kind, "exact") == 0) o->hop_sets = GSNAP_HOPSETS_EXACT;
     else LOAD_ERR("%s:%llu: bad hop-set kind '%s' (exact or sampled)", ls->name, LNO, kind);
-    const char *p = caps;
-    for (unsigned h = 0; h < hops; h++) {
-        char *e;
-        unsigned long x = strtoul(p, &e, 10);
-        if (e == p || *p == '-' || x < 1 || x > GSNAP_SNAPSHOT_CAP || (h + 1 < hops && *e != ',') ||
-            (h + 1 == hops && *e))
-            LOAD_ERR("%s:%llu: bad caps '%s' (HOPS values in 1..%d)", ls->name, LNO, caps, GSNAP_SNAPSHOT_CAP);
-        if (o->hop_sets == GSNAP_HOPSETS_SAMPLED) o->caps[h] = (uint32_t)x;
-        p = e + 1;
-    }
+    if (parse_list(caps, hops, 1, GSNAP_SNAPSHOT_CAP, c))
+        LOAD_ERR("%s:%llu: bad caps '%s' (HOPS values in 1..%d)", ls->name, LNO, caps, GSNAP_SNAPSHOT_CAP);
+    if (o->hop_sets == GSNAP_HOPSETS_SAMPLED) memcpy(o->caps, c, hops * sizeof *c);
     return 0;
 }
 
 /* 'snapshot NAME DIR HOPS FANOUTS ALPHA AT VERSION SEED [KIND CAPS]': kept
- * to be rebuilt once every version is in. */
+ * to be rebuilt once every version is in. Every field is checked here, in
+ * the ranges gsnap_snapshot_create and `snapshot create` take (0 is not
+ * "the default": dump writes the values a snapshot was built with). */
 static int load_snapshot(load_state *ls, const char *line) {
     struct pending_snap ps;
-    char sname[72], sdir[8], fan[256], at[32], kind[16], caps[256];
-    unsigned hops;
-    int nf, rc;
-    unsigned long long ver, seed;
-    double alpha;
+    char sdir[8], fan[256], alpha[64], at[32], kind[16], caps[256];
+    const char *p = line + 9;
+    uint64_t hops = 0, ver = 0, seed = 0;
+    int v2 = ls->format >= 2, rc;
     gsnap_snapshot_options def = GSNAP_SNAPSHOT_OPTIONS_INIT;
     memset(&ps, 0, sizeof ps);
     ps.o = def;
-    nf = sscanf(line + 9, "%71s %7s %u %255s %lf %31s %llu %llu %15s %255s", sname, sdir, &hops, fan, &alpha,
-                at, &ver, &seed, kind, caps);
-    if (nf != (ls->format >= 2 ? 10 : 8) || hops < 1 || hops > GSNAP_MAX_HOPS)
-        LOAD_ERR("%s:%llu: bad 'snapshot' line", ls->name, LNO);
-    snprintf(ps.name, sizeof ps.name, "%s", sname);
-    ps.o.hops = hops;
-    if ((rc = parse_fanouts(ls, fan, hops, &ps.o))) return rc;
-    if (ls->format >= 2 && (rc = parse_kind_caps(ls, kind, caps, hops, &ps.o))) return rc;
-    ps.o.alpha = alpha;
-    ps.o.at_t = strcmp(at, "now") == 0 ? GSNAP_TIME_MAX : strtoll(at, NULL, 10);
+    if (fld_word(&p, ps.name, 65, 0) || fld_word(&p, sdir, sizeof sdir, 0) || fld_u64(&p, &hops, 0) ||
+        fld_word(&p, fan, sizeof fan, 0) || fld_word(&p, alpha, sizeof alpha, 0) || fld_word(&p, at, sizeof at, 0) ||
+        fld_u64(&p, &ver, 0) || fld_u64(&p, &seed, !v2) ||
+        (v2 && (fld_word(&p, kind, sizeof kind, 0) || fld_word(&p, caps, sizeof caps, 1))))
+        LOAD_ERR("%s:%llu: bad 'snapshot' line (expected 'snapshot NAME DIR HOPS FANOUTS ALPHA AT VERSION SEED%s', "
+                 "NAME of 1..64 bytes)", ls->name, LNO, v2 ? " KIND CAPS" : "");
+    if (strcmp(sdir, "in") != 0 && strcmp(sdir, "out") != 0)
+        LOAD_ERR("%s:%llu: bad snapshot direction '%s' (in or out)", ls->name, LNO, sdir);
+    if (hops < 1 || hops > GSNAP_MAX_HOPS)
+        LOAD_ERR("%s:%llu: snapshot hops %llu (1..%d)", ls->name, LNO, (unsigned long long)hops, GSNAP_MAX_HOPS);
+    ps.o.hops = (unsigned)hops;
+    if (parse_list(fan, ps.o.hops, 1, GSNAP_MAX_FANOUT, ps.o.fanouts))
+        LOAD_ERR("%s:%llu: bad fanouts '%s' (HOPS values in 1..%d)", ls->name, LNO, fan, GSNAP_MAX_FANOUT);
+    if (parse_alpha(alpha, &ps.o.alpha))
+        LOAD_ERR("%s:%llu: bad alpha '%s' (a number in (0, 1e6])", ls->name, LNO, alpha);
+    for (unsigned h = 0; h < ps.o.hops; h++)
+        if (ceil(ps.o.alpha * ps.o.fanouts[h] - 1e-9) > GSNAP_MAX_CACHE_IDS)
+            LOAD_ERR("%s:%llu: hop %u: cached list of alpha %g * fanout %u ids, the limit is %d (GSNAP_MAX_CACHE_IDS)",
+                     ls->name, LNO, h + 1, ps.o.alpha, (unsigned)ps.o.fanouts[h], GSNAP_MAX_CACHE_IDS);
+    if (strcmp(at, "now") == 0) {
+        ps.o.at_t = GSNAP_TIME_MAX;
+    } else {
+        const char *q = at;
+        if (fld_i64(&q, &ps.o.at_t, 1))
+            LOAD_ERR("%s:%llu: bad snapshot time '%s' (an event time or 'now')", ls->name, LNO, at);
+    }
+    if (!ls->have_versions || ver < ls->from || ver > ls->to)
+        LOAD_ERR("%s:%llu: snapshot version %llu is not one of the dumped versions %llu..%llu", ls->name, LNO,
+                 (unsigned long long)ver, (unsigned long long)ls->from, (unsigned long long)ls->to);
+    if (v2 && (rc = parse_kind_caps(ls, kind, caps, ps.o.hops, &ps.o))) return rc;
     ps.o.as_of = ver;
     ps.o.dir = strcmp(sdir, "out") == 0 ? GSNAP_DIR_OUT : GSNAP_DIR_IN;
     ps.o.seed = seed;
     ps.line = ls->lineno;
+    /* dump leaves out the snapshots before the retention horizon (their
+     * events were folded): one here cannot be rebuilt */
+    if (ls->have_horizon && ((ls->horizon > 1 && ps.o.as_of < ls->horizon) ||
+                             (ls->horizon_t != INT64_MIN && ps.o.at_t < ls->horizon_t)))
+        LOAD_ERR("%s:%llu: snapshot '%s' (version %llu, time %lld) is before the retention horizon (version %llu, "
+                 "time %lld): its events were folded, it cannot be rebuilt", ls->name, LNO, ps.name,
+                 (unsigned long long)ps.o.as_of, (long long)ps.o.at_t, (unsigned long long)ls->horizon,
+                 (long long)ls->horizon_t);
     struct pending_snap *ns2 = realloc(ls->snaps, (ls->nsnaps + 1) * sizeof *ns2);
     if (!ns2) return GSNAP_ENOMEM;
     ls->snaps = ns2;
@@ -273,16 +411,19 @@ static int load_snapshot(load_state *ls, const char *line) {
 /* 'end VERSIONS EVENTS SNAPSHOTS [ATTR_LINES]': commits the last version and
  * checks the counts. */
 static int load_end(load_state *ls, const char *line) {
-    unsigned long long nv, ne, nsn, nx = 0;
-    int rc;
-    if (sscanf(line + 4, "%llu %llu %llu %llu", &nv, &ne, &nsn, &nx) != (ls->format >= 2 ? 4 : 3))
+    const char *p = line + 4;
+    uint64_t nv, ne, nsn, nx = 0;
+    int rc, v2 = ls->format >= 2;
+    if (fld_u64(&p, &nv, 0) || fld_u64(&p, &ne, 0) || fld_u64(&p, &nsn, !v2) || (v2 && fld_u64(&p, &nx, 1)))
         LOAD_ERR("%s:%llu: bad 'end' line (expected 'end VERSIONS EVENTS SNAPSHOTS%s')", ls->name, LNO,
                  ls->format >= 2 ? " ATTR_LINES" : "");
     if ((rc = commit_version(ls))) return rc;
-    if (ne != ls->events || nv != ls->rep.versions || nx != ls->xlines)
-        LOAD_ERR("%s:%llu: the dump says %llu versions, %llu events and %llu attribute lines; %llu, %llu "
-                 "and %llu were read", ls->name, LNO, nv, ne, nx, (unsigned long long)ls->rep.versions,
-                 (unsigned long long)ls->events, (unsigned long long)ls->xlines);
+    if (ne != ls->events || nv != ls->rep.versions || nsn != ls->nsnaps || nx != ls->xlines)
+        LOAD_ERR("%s:%llu: the dump says %llu versions, %llu events, %llu snapshots and %llu attribute lines; "
+                 "%llu, %llu, %llu and %llu were read", ls->name, LNO, (unsigned long long)nv,
+                 (unsigned long long)ne, (unsigned long long)nsn, (unsigned long long)nx,
+                 (unsigned long long)ls->rep.versions, (unsigned long long)ls->events,
+                 (unsigned long long)ls->nsnaps, (unsigned long long)ls->xlines);
     ls->ended = 1;
     return 0;
 }
@@ -323,13 +464,10 @@ static int load_finish(load_state *ls) {
         LOAD_ERR("%s: the 'versions' line says %llu..%llu, but %llu versions were read", name,
                  (unsigned long long)ls->from, (unsigned long long)ls->to, (unsigned long long)ls->rep.versions);
     ls->rep.events = ls->events;
-    /* Snapshots before the horizon cannot be rebuilt (their (T, V) was
-     * folded): build the others first, then restore the horizon. */
+    /* The snapshots (none before the horizon: load_snapshot refused
+     * those), then the horizon. */
     for (size_t i = 0; i < ls->nsnaps && !ls->opts->no_snapshots; i++) {
         const struct pending_snap *ps = &ls->snaps[i];
-        if (ls->have_horizon && ((ls->horizon > 1 && ps->o.as_of < ls->horizon) ||
-                                 (ls->horizon_t != INT64_MIN && ps->o.at_t < ls->horizon_t)))
-            continue;
         if (ls->opts->progress) ls->opts->progress(ls->opts->progress_ctx, "snapshots", i, ls->nsnaps);
         rc = gsnap_snapshot_create(db, ps->name, &ps->o, NULL);
         if (rc) {
@@ -379,6 +517,12 @@ int gsnap_store__load(gsnap_db *db, FILE *f, const char *name, const gsnap_load_
     while ((len = getline(&line, &lcap, f)) >= 0) {
         ls.lineno++;
         if (len > 0 && line[len - 1] == '\n') line[--len] = 0;
+        const char *nul = memchr(line, 0, (size_t)len);
+        if (nul) { /* the line would be cut short there: no line of a dump holds one */
+            rc = gsnap_store__err(db, GSNAP_EPARSE, "%s:%llu: a NUL byte at column %zu", ls.name,
+                                  (unsigned long long)ls.lineno, (size_t)(nul - line) + 1);
+            goto out;
+        }
         if ((rc = load_line(&ls, line))) goto out;
     }
     rc = load_finish(&ls);

@@ -1,7 +1,8 @@
 /* test_ops_cli: the operations commands of $BUILD/graphsnap (BUILD defaults
  * to "build") through sh: every --help exits 0 with a usage line; log shows
  * the ingested file and line ranges (text and --json); diff prints the
- * instances; backup, dump | load, dump again is identical; compact refuses
+ * instances; backup, dump | load, dump again is identical; a load input
+ * error (an event at the reserved time) exits 1 naming FILE:LINE; compact refuses
  * a bad option (exit 2), folds and shrinks, and queries before the horizon
  * exit 2 with the horizon named; a non-empty backup destination exits 1. */
 #include "test.h"
@@ -63,6 +64,13 @@ int main(void) {
     CHECK(sh("%s -d %s/bk dump > %s/d1 && %s -d %s/l load %s/d1 > /dev/null && %s -d %s/l dump | cmp -s - %s/d1", bin,
              dir, dir, bin, dir, dir, bin, dir, dir) == 0);
     CHECK(sh("%s -d %s/g dump --versions 2.. | grep -q '^versions 2 2$'", bin, dir) == 0);
+    /* an event the load refuses (the time reserved for "now"): input error,
+     * exit 1, FILE:LINE on stderr */
+    CHECK(sh("printf 'graphsnap-dump 2\\nkeep both\\nversions 1 1\\nv 1 5 1 0 1 1 0 0 %%%%\\n"
+             "a 2 3 9223372036854775807\\nend 1 1 0 0\\n' > %s/tmax.dump", dir) == 0);
+    CHECK(sh("%s -d %s/tm load %s/tmax.dump 2> %s/tmax.err", bin, dir, dir, dir) == 1);
+    snprintf(p, sizeof p, "%s/tmax.err", dir);
+    CHECK(file_has(p, "tmax.dump:5: ") && file_has(p, "reserved for \"now\""));
     /* compact */
     CHECK(sh("%s -d %s/g compact 2> /dev/null", bin, dir) == 2);
     CHECK(sh("%s -d %s/g compact --keep-versions 1 --json > %s/c.json", bin, dir, dir) == 0);

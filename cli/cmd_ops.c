@@ -10,7 +10,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 enum { O_JSON = 1000, O_VERSIONS, O_NO_SNAPSHOTS, O_BEFORE, O_KEEP, O_HORIZON, O_NO_SHRINK, O_NODE, O_OUTPUT };
 
@@ -208,7 +210,8 @@ static const char load_usage[] =
     "  -h, --help        show this help\n"
     "\n"
     "A malformed line stops the load with 'FILE:LINE: ...'; the versions\n"
-    "committed before it stay. Progress on a terminal (stderr).\n";
+    "committed before it stay. A load that commits nothing removes the\n"
+    "database it created. Progress on a terminal (stderr).\n";
 
 int cmd_load(int argc, char **argv)
 {
@@ -234,14 +237,21 @@ int cmd_load(int argc, char **argv)
     const char *name = optind < argc ? argv[optind] : "-";
     FILE *f = stdin;
     if (strcmp(name, "-") != 0 && !(f = fopen(name, "r"))) {
-        cli_err("cannot open '%s': %s", name, strerror(errno));
-        return errno == ENOENT ? CLI_NOTFOUND : CLI_ERR;
+        cli_err("cannot open '%s': %s", name, strerror(errno)); /* an input, as for ingest: not exit 3 */
+        return CLI_ERR;
     }
     if (!cli_db_dir) {
         if (f != stdin)
             fclose(f);
         return cli_usage_err("no database: give -d DIR or set GRAPHSNAP_DB");
     }
+    /* A load that commits nothing leaves no database it created behind
+     * (a file that is not a dump made an empty database before). */
+    char mdb[4096];
+    struct stat st;
+    int made_dir = stat(cli_db_dir, &st) != 0;
+    snprintf(mdb, sizeof mdb, "%s/data.mdb", cli_db_dir);
+    int made_db = made_dir || stat(mdb, &st) != 0;
     gsnap_db_options dbo = GSNAP_DB_OPTIONS_INIT;
     dbo.sync = GSNAP_SYNC_NONE; /* gsnap_db_load syncs once at the end */
     rc = gsnap_db_open(cli_db_dir, &dbo, &db);
@@ -258,8 +268,20 @@ int cmd_load(int argc, char **argv)
     cli_progress_done(p);
     if (f != stdin)
         fclose(f);
+    uint64_t newest = 1;
     if (rc) {
         ret = cli_lib_err(db, rc, NULL);
+        if (made_db && gsnap_db_version(db, &newest) == 0 && newest == 0) {
+            gsnap_db_close(db);
+            char lock[4096];
+            snprintf(lock, sizeof lock, "%s/lock.mdb", cli_db_dir);
+            (void)unlink(mdb);
+            (void)unlink(lock);
+            if (made_dir)
+                (void)rmdir(cli_db_dir); /* only when empty: nothing else is touched */
+            cli_err("nothing was loaded; the database this load created is removed");
+            return ret;
+        }
     } else if (json) {
         printf("{\"versions\":%llu,\"events\":%llu,\"snapshots\":%llu,\"first_version\":%llu,"
                "\"last_version\":%llu,\"seconds\":%.3f}\n",

@@ -71,6 +71,16 @@ int main(void) {
     CHECK(sh("%s -d %s/tm load %s/tmax.dump 2> %s/tmax.err", bin, dir, dir, dir) == 1);
     snprintf(p, sizeof p, "%s/tmax.err", dir);
     CHECK(file_has(p, "tmax.dump:5: ") && file_has(p, "reserved for \"now\""));
+    /* a load that commits nothing leaves no database it created (it left an
+     * empty one); a missing input is an input error, exit 1 (it was 3) */
+    snprintf(p, sizeof p, "%s/tm", dir);
+    CHECK(access(p, F_OK) != 0);
+    CHECK(sh("printf 'not a dump\\n' > %s/nd.txt && %s -d %s/nd load %s/nd.txt 2> /dev/null", dir, bin, dir, dir) == 1);
+    snprintf(p, sizeof p, "%s/nd", dir);
+    CHECK(access(p, F_OK) != 0);
+    CHECK(sh("%s -d %s/g load %s/nd.txt 2> /dev/null", bin, dir, dir) == 1); /* an existing database stays */
+    CHECK(sh("%s -d %s/g check > /dev/null", bin, dir) == 0);
+    CHECK(sh("%s -d %s/nf load %s/no-such-dump 2> /dev/null", bin, dir, dir) == 1);
     /* compact */
     CHECK(sh("%s -d %s/g compact 2> /dev/null", bin, dir) == 2);
     CHECK(sh("%s -d %s/g compact --keep-versions 1 --json > %s/c.json", bin, dir, dir) == 0);

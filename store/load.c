@@ -124,13 +124,14 @@ typedef struct {
 #define LNO (unsigned long long)ls->lineno
 
 static int load_header(load_state *ls, const char *line) {
-    int ver = 0;
-    if (sscanf(line, "graphsnap-dump %d", &ver) != 1)
+    uint64_t ver = 0;
+    const char *p = line + 15;
+    if (strncmp(line, "graphsnap-dump ", 15) != 0 || fld_u64(&p, &ver, 1)) /* 'graphsnap-dump 2junk' passed */
         LOAD_ERR("%s:%llu: not a graphsnap dump (expected 'graphsnap-dump 2')", ls->name, LNO);
     if (ver < DUMP_FORMAT_MIN || ver > DUMP_FORMAT)
-        return gsnap_store__err(ls->db, GSNAP_EFORMAT, "%s:%llu: dump format %d, this build reads formats %d..%d",
-                                ls->name, LNO, ver, DUMP_FORMAT_MIN, DUMP_FORMAT);
-    ls->format = ver;
+        return gsnap_store__err(ls->db, GSNAP_EFORMAT, "%s:%llu: dump format %llu, this build reads formats %d..%d",
+                                ls->name, LNO, (unsigned long long)ver, DUMP_FORMAT_MIN, DUMP_FORMAT);
+    ls->format = (int)ver;
     ls->header = 1;
     return 0;
 }

@@ -212,6 +212,14 @@ static void test_load_event_error(const char *dir) {
     BAD("a 2 3 12\n", "a 2 3 9223372036854775807\n", 9, 1);
 }
 
+/* 7. The header line is read strictly ('graphsnap-dump 2junk' loaded as a
+ * format-2 dump; found in review). */
+static void test_load_header(const char *dir) {
+    BAD("graphsnap-dump 2\n", "graphsnap-dump 2junk\n", 1, 0);
+    BAD("graphsnap-dump 2\n", "graphsnap-dump  2\n", 1, 0);
+    BAD("graphsnap-dump 2\n", "graphsnap-dump -2\n", 1, 0);
+}
+
 static void test_load_hostile(const char *dir) {
     size_t n = strlen(base_dump);
     char msg[1024];
@@ -223,6 +231,7 @@ static void test_load_hostile(const char *dir) {
     test_load_nul_byte(dir);
     test_load_version_line(dir);
     test_load_event_error(dir);
+    test_load_header(dir);
 }
 
 int main(void) {

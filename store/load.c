@@ -76,8 +76,11 @@ static int set_horizon_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
     struct gsnap_meta m;
     int rc = gsnap_store__read_meta(db, txn, &m);
     if (rc) return rc;
-    m.horizon = c->horizon;
-    m.horizon_t = c->horizon_t;
+    /* Never lower it: a database compacted further than the dump's source
+     * (an incremental load) has folded the history before its own horizon,
+     * and a lower one would let queries reach it. */
+    if (c->horizon > m.horizon) m.horizon = c->horizon;
+    if (c->horizon_t > m.horizon_t) m.horizon_t = c->horizon_t;
     return gsnap_store__put_meta(db, txn, &m);
 }
 

@@ -220,6 +220,51 @@ static void test_load_header(const char *dir) {
     BAD("graphsnap-dump 2\n", "graphsnap-dump -2\n", 1, 0);
 }
 
+/* 8. An incremental load never lowers the database's retention horizon
+ * (version and time): the dump's horizon replaced it, so a database
+ * compacted further than the dump's source answered queries before its own
+ * horizon, whose history was folded (found in review). */
+static void test_load_keeps_horizon(const char *dir) {
+    char fp[600], dbp[600], inc[600];
+    snprintf(fp, sizeof fp, "%s/hz-base.dump", dir);
+    snprintf(dbp, sizeof dbp, "%s/hz.db", dir);
+    snprintf(inc, sizeof inc, "%s/hz-inc.dump", dir);
+    FILE *w = fopen(fp, "wb");
+    CHECK(w && fwrite(base_dump, 1, strlen(base_dump), w) == strlen(base_dump) && fclose(w) == 0);
+    gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
+    o.sync = GSNAP_SYNC_NONE;
+    gsnap_db *x = NULL;
+    OK(gsnap_db_open(dbp, &o, &x));
+    FILE *f = fopen(fp, "r");
+    OK(gsnap_db_load(x, f, fp, NULL, NULL));
+    fclose(f);
+    gsnap_db_close(x);
+    gsnap_compact_options co = GSNAP_COMPACT_OPTIONS_INIT;
+    co.keep_versions = 1;
+    OK(gsnap_db_compact_history(dbp, &co, NULL));
+    OK(gsnap_db_open(dbp, &o, &x));
+    uint64_t h0 = 0, h1 = 0;
+    int64_t t0 = 0, t1 = 0;
+    OK(gsnap_db_horizon(x, &h0, &t0));
+    CHECK(h0 == 3);
+    /* versions 4..4 of a source compacted less (horizon 2, time 11) */
+    static const char incr[] = "graphsnap-dump 2\nstore-format 3\nkeep both\nversions 4 4\nhorizon 2 11\n"
+                               "v 4 8 1 0 20 20 0 0 %\na 5 6 20\nend 1 1 0 0\n";
+    w = fopen(inc, "wb");
+    CHECK(w && fwrite(incr, 1, strlen(incr), w) == strlen(incr) && fclose(w) == 0);
+    f = fopen(inc, "r");
+    int rc = gsnap_db_load(x, f, inc, NULL, NULL);
+    fclose(f);
+    CHECK_MSG(rc == 0, "incremental load: %s", gsnap_db_errmsg(x));
+    OK(gsnap_db_horizon(x, &h1, &t1));
+    CHECK_MSG(h1 == h0 && t1 >= t0 && t1 >= 11, "horizon %llu/%lld after the load, was %llu/%lld",
+              (unsigned long long)h1, (long long)t1, (unsigned long long)h0, (long long)t0);
+    gsnap_nbr nb[4];
+    size_t cnt = 0;
+    CHECK(gsnap_neighbors(x, NULL, 1, GSNAP_DIR_OUT, GSNAP_TIME_MAX, 2, nb, 4, &cnt) == GSNAP_ERANGE);
+    gsnap_db_close(x);
+}
+
 static void test_load_hostile(const char *dir) {
     size_t n = strlen(base_dump);
     char msg[1024];
@@ -232,6 +277,7 @@ static void test_load_hostile(const char *dir) {
     test_load_version_line(dir);
     test_load_event_error(dir);
     test_load_header(dir);
+    test_load_keeps_horizon(dir);
 }
 
 int main(void) {

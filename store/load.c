@@ -198,7 +198,14 @@ static int commit_version(load_state *ls) {
     if (ls->ext && ls->ext->load_commit && (rc = ls->ext->load_commit(ls->db, ls->xstate, ls->b))) return rc;
     rc = gsnap_batch_commit(ls->b, &v);
     ls->b = NULL;
-    if (rc) return rc;
+    if (rc) { /* the place in the dump: the store's message names no line. A
+               * range the store refuses (an event before the database's
+               * retention horizon) is the input's fault: a parse error */
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", gsnap_db_errmsg(ls->db));
+        return gsnap_store__err(ls->db, rc == GSNAP_ERANGE ? GSNAP_EPARSE : rc, "%s:%llu: version %llu not committed: %s",
+                                ls->name, (unsigned long long)ls->vline, (unsigned long long)ls->vver, msg);
+    }
     if (!ls->rep.first_version) ls->rep.first_version = v;
     ls->rep.last_version = v;
     ls->rep.versions++;

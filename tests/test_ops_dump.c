@@ -262,6 +262,21 @@ static void test_load_keeps_horizon(const char *dir) {
     gsnap_nbr nb[4];
     size_t cnt = 0;
     CHECK(gsnap_neighbors(x, NULL, 1, GSNAP_DIR_OUT, GSNAP_TIME_MAX, 2, nb, 4, &cnt) == GSNAP_ERANGE);
+    /* a version the store refuses at commit (an event before the horizon
+     * time): a parse error naming the dump and the version's 'v' line (it
+     * was the bare range error, no place) */
+    static const char early[] = "graphsnap-dump 2\nstore-format 3\nkeep both\nversions 5 5\n"
+                                "v 5 9 1 0 5 5 0 0 %\na 5 7 5\nend 1 1 0 0\n";
+    w = fopen(inc, "wb");
+    CHECK(w && fwrite(early, 1, strlen(early), w) == strlen(early) && fclose(w) == 0);
+    f = fopen(inc, "r");
+    rc = gsnap_db_load(x, f, inc, NULL, NULL);
+    fclose(f);
+    CHECK_MSG(rc == GSNAP_EPARSE && strstr(gsnap_db_errmsg(x), "hz-inc.dump:5: version 5 not committed"),
+              "rc %d: %s", rc, gsnap_db_errmsg(x));
+    uint64_t v = 0;
+    OK(gsnap_db_version(x, &v));
+    CHECK(v == 4);
     gsnap_db_close(x);
 }
 

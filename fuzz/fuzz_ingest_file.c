@@ -63,8 +63,8 @@ static size_t parse_all(const uint8_t *p, size_t n, ev **out) {
         while (j < n && p[j] != '\n') j++;
         line++;
         ev x;
-        size_t b = line == 1 && j - i >= 3 && memcmp(p + i, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0; /* BOM */
-        int rc = gsnap_parse_edge_line((const char *)p + i + b, j - i - b, line, &x.src, &x.dst, &x.t, &x.del, NULL, 0);
+        /* the parser skips a BOM on line 1 itself, as the ingest relies on */
+        int rc = gsnap_parse_edge_line((const char *)p + i, j - i, line, &x.src, &x.dst, &x.t, &x.del, NULL, 0);
         if (rc == GSNAP_OK) {
             if (cnt == cap) {
                 cap = cap ? cap * 2 : 64;

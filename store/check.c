@@ -379,6 +379,9 @@ int gsnap_db_check_ext(gsnap_db *db, const gsnap_check_options *opts, uint64_t *
     const struct gsnap_meta *m = &rd->meta;
     if (m->format < GSNAP_STORE_FORMAT_OLDEST || m->format > GSNAP_STORE_FORMAT)
         problem(&c, "gs.meta: format %u", m->format);
+    if (m->horizon > m->version) /* compact keeps the newest queryable; load checks the dump's */
+        problem(&c, "gs.meta: retention horizon %llu is past the newest version %llu (every query is refused)",
+                (unsigned long long)m->horizon, (unsigned long long)m->version);
     uint64_t maxv = check_run_catalog(rd, m, &c);
     /* Newest versions may be empty ones (checked with the gaps below). */
     if (maxv > m->version || (maxv < m->version && !gsnap_vlog__is_empty(db, rd->txn, m->version)))

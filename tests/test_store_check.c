@@ -76,5 +76,45 @@ int main(void) {
         test_rmdir(dir);
         free(dir);
     }
+    /* A retention horizon past the newest version (an older load wrote one
+     * from a dump without checking it): every query is refused, and check
+     * said 0 problems (found in review). */
+    {
+        char *dir = test_tmpdir("checkhz");
+        gsnap_db *db = NULL;
+        gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
+        o.sync = GSNAP_SYNC_NONE;
+        OK(gsnap_db_open(dir, &o, &db));
+        gsnap_batch *bt;
+        OK(gsnap_batch_begin(db, &bt));
+        OK(gsnap_batch_add(bt, 1, 2, 3));
+        OK(gsnap_batch_commit(bt, NULL));
+        gsnap_db_close(db);
+        MDB_env *env; MDB_txn *txn; MDB_dbi dbi; MDB_val k = {5, "store"}, v;
+        unsigned char meta[88];
+        mdb_env_create(&env);
+        mdb_env_set_maxdbs(env, 16);
+        mdb_env_set_mapsize(env, 1 << 30);
+        OK(mdb_env_open(env, dir, 0, 0664));
+        OK(mdb_txn_begin(env, NULL, 0, &txn));
+        OK(mdb_dbi_open(txn, "gs.meta", 0, &dbi));
+        OK(mdb_get(txn, dbi, &k, &v));
+        CHECK(v.mv_size == sizeof meta);
+        memcpy(meta, v.mv_data, sizeof meta);
+        uint64_t hz = 1000; /* bytes 72..79: the horizon version (docs/format.md) */
+        memcpy(meta + 72, &hz, 8);
+        v.mv_data = meta;
+        OK(mdb_put(txn, dbi, &k, &v, 0));
+        OK(mdb_txn_commit(txn));
+        mdb_env_close(env);
+        OK(gsnap_db_open(dir, &o, &db));
+        uint64_t problems = 0;
+        last[0] = 0;
+        OK(gsnap_db_check(db, rep, NULL, &problems));
+        CHECK_MSG(problems == 1 && strstr(last, "horizon 1000 is past the newest version 1"), "problems: %s", last);
+        gsnap_db_close(db);
+        test_rmdir(dir);
+        free(dir);
+    }
     TEST_DONE();
 }

@@ -213,7 +213,8 @@ static int ingest_text(loader *L, const char *path, FILE *f) {
         errno = 0;
         unsigned long long node = strtoull(s, &end, 10);
         if (*s == '-' || *s == '+' || end != e || errno) {
-            cli_err("%s:%llu: field 1: '%s' is not a node id (unsigned integer)", path, (unsigned long long)lineno, s);
+            cli_err("%s:%llu: field 1: '%.*s%s' is not a node id (unsigned integer)", path, (unsigned long long)lineno,
+                    FQ(s));
             rc = GSNAP_EPARSE;
             break;
         }
@@ -230,8 +231,8 @@ static int ingest_text(loader *L, const char *path, FILE *f) {
         *e = 0;
         int64_t t = 0;
         if (parse_i64(s, &t) != NUM_OK || t == INT64_MAX) {
-            cli_err("%s:%llu: field 2: '%s' is not an event time (integer below 2^63-1)", path,
-                    (unsigned long long)lineno, s);
+            cli_err("%s:%llu: field 2: '%.*s%s' is not an event time (integer below 2^63-1)", path,
+                    (unsigned long long)lineno, FQ(s));
             rc = GSNAP_EPARSE;
             break;
         }
@@ -466,6 +467,11 @@ static int npy_open(const char *path, FILE *f, npy_hdr *h, uint64_t file_size) {
     if (!hd) return GSNAP_ENOMEM;
     if (fread(hd, 1, hlen, f) != hlen) { free(hd); cli_err("%s: truncated .npy header", path); return GSNAP_EPARSE; }
     hd[hlen] = 0;
+    if (memchr(hd, 0, hlen)) { /* parsed as a C string below: a NUL would hide what follows it */
+        free(hd);
+        cli_err("%s: bad .npy header: a NUL byte in it", path);
+        return GSNAP_EPARSE;
+    }
     int rc = npy_dict(path, hd, h);
     if (rc) goto out;
     rc = GSNAP_EPARSE;

@@ -211,24 +211,27 @@ int cli_parse_list(const char *param, const char *text, uint64_t min, uint64_t m
     for (;;) {
         const char *comma = strchr(p, ',');
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        char item[24]; /* longer than any u64: out of range either way */
         if (len == 0)
             return cli_usage_err("%s: '%s' has an empty item (item %u)", param, text, k + 1);
         if (k >= maxn)
             return cli_usage_err("%s: at most %u values", param, maxn);
-        if (len >= sizeof item)
-            return cli_usage_err("%s: item %u of '%s' is not an integer in [%llu, %llu]", param, k + 1, text,
-                                 (unsigned long long)min, (unsigned long long)max);
-        memcpy(item, p, len);
-        item[len] = '\0';
+        char *item = strndup(p, len);
+        if (!item)
+            return cli_usage_err("%s: out of memory", param);
+        int rc = 0;
         if (minus_one && strcmp(item, "-1") == 0) {
             out[k++] = -1;
+        } else if (minus_one && item[0] == '-') {
+            rc = cli_usage_err("%s: item %u of '%s' is neither a positive integer nor -1", param, k + 1, text);
         } else {
             uint64_t v;
-            if (cli_parse_u64_range(param, item, min, max, &v))
-                return CLI_USAGE;
-            out[k++] = (int64_t)v;
+            rc = cli_parse_u64_range(param, item, min, max, &v);
+            if (!rc)
+                out[k++] = (int64_t)v;
         }
+        free(item);
+        if (rc)
+            return CLI_USAGE;
         if (!comma)
             break;
         p = comma + 1;

@@ -59,7 +59,7 @@ int gsnap_adv__vreserve(vec *a, size_t want) {
         if (a->n) memcpy(p, a->v, a->n * sizeof(uint64_t));
         free(a->v);
         a->mapped = 1;
-        gsnap_adv__vec_maps++;
+        __atomic_fetch_add(&gsnap_adv__vec_maps, 1, __ATOMIC_RELAXED); /* advances may run in several threads */
     } else if (!(p = realloc(a->v, bytes))) {
         return GSNAP_ENOMEM;
     }

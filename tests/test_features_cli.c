@@ -311,6 +311,13 @@ static void test_npy_header_keys(const char *db, const char *path)
     npy_dict(path, "{'shape': (3,), 'fortran_order': True, 'descr': '<f4'}", xv, 3 * sizeof(float));
     CHECK(run("attr", "ingest", "f1", path, "-d", db, NULL) == 0);
     EXPECT_ROW(db, "f1", "2", "2\t3\n");
+    /* a NUL byte in the header hid the text after it from the "nothing after
+     * the dict" rule (found in review) */
+    static const char d1[] = "{'shape': (3,), 'fortran_order': False, 'descr': '<f4'}";
+    npy_dict(path, d1, xv, 3 * sizeof(float));
+    FILE *pf = fopen(path, "r+b");
+    CHECK(pf && fseek(pf, 10 + (long)strlen(d1), SEEK_SET) == 0 && fwrite("\0junk", 1, 5, pf) == 5 && fclose(pf) == 0);
+    CHECK(run("attr", "ingest", "f1", path, "-d", db, NULL) == 1 && strstr(err_buf, "NUL byte") != NULL);
 }
 
 /* Defect 12: input without a row (empty, comments and blank lines only, an

@@ -199,12 +199,14 @@ static int ingest_text(loader *L, const char *path, FILE *f) {
         }
         if (got > 0 && line[got - 1] == '\n') line[--got] = 0;
         if (got > 0 && line[got - 1] == '\r') line[--got] = 0;
-        char *s, *e;
-        fields F = {line, 0};
+        char *s, *e, *lp = line;
+        if (lineno == 1 && got >= 3 && memcmp(lp, "\xEF\xBB\xBF", 3) == 0)
+            lp += 3; /* a UTF-8 byte order mark, as edge ingest skips it */
+        fields F = {lp, 0};
         unsigned fno = 1; /* the field next_field returns next */
-        s = line;
+        s = lp;
         while (is_blank(*s)) s++;
-        if (!*s || *s == '#') continue;
+        if (!*s || *s == '#' || *s == '%') continue; /* comments as in edge ingest */
         int fr = next_field(&F, &s, &e);
         if (fr < 0) goto empty_field;
         char save = *e;

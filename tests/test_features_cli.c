@@ -270,6 +270,10 @@ static void test_empty_field(const char *db, const char *path)
         {"# c\n4\t0\t1\t,\t,2\n", "e.csv:2: field 4: empty field"},
     };
     expect_refused(db, "tf", path, "4", bad, sizeof bad / sizeof bad[0]);
+    /* a byte order mark and '%' comments, as edge text has them (they were
+     * 'not a node id') */
+    CHECK(ingest_text(db, "tf", path, "\xEF\xBB\xBF% a comment\n7 0 1 2\n") == 0);
+    EXPECT_ROW(db, "tf", "7", "7\t1\t2\n");
     /* accepted: blanks around commas, runs of blanks, trailing blanks, CRLF */
     CHECK(ingest_text(db, "tf", path, "4 , 0 ,1,2 \r\n5\t 0   3\t\t4\t\n  6,0,5,6\n") == 0);
     EXPECT_ROW(db, "tf", "4", "4\t1\t2\n");

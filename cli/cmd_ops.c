@@ -248,11 +248,12 @@ int cmd_load(int argc, char **argv)
     }
     /* A load that commits nothing leaves no database it created behind
      * (a file that is not a dump made an empty database before). */
-    char mdb[4096];
+    char mdb[4096], lock[4096];
     struct stat st;
     int made_dir = stat(cli_db_dir, &st) != 0;
     snprintf(mdb, sizeof mdb, "%s/data.mdb", cli_db_dir);
-    int made_db = made_dir || stat(mdb, &st) != 0;
+    snprintf(lock, sizeof lock, "%s/lock.mdb", cli_db_dir);
+    int made_db = made_dir || stat(mdb, &st) != 0, made_lock = made_dir || stat(lock, &st) != 0;
     gsnap_db_options dbo = GSNAP_DB_OPTIONS_INIT;
     dbo.sync = GSNAP_SYNC_NONE; /* gsnap_db_load syncs once at the end */
     rc = gsnap_db_open(cli_db_dir, &dbo, &db);
@@ -274,10 +275,9 @@ int cmd_load(int argc, char **argv)
         ret = cli_lib_err(db, rc, NULL);
         if (made_db && gsnap_db_version(db, &newest) == 0 && newest == 0) {
             gsnap_db_close(db);
-            char lock[4096];
-            snprintf(lock, sizeof lock, "%s/lock.mdb", cli_db_dir);
             (void)unlink(mdb);
-            (void)unlink(lock);
+            if (made_lock) /* a lock.mdb that was there stays */
+                (void)unlink(lock);
             if (made_dir)
                 (void)rmdir(cli_db_dir); /* only when empty: nothing else is touched */
             cli_err("nothing was loaded; the database this load created is removed");

@@ -138,6 +138,8 @@ void gsnap_batch__set_counts(gsnap_batch *b, uint64_t adds, uint64_t deletes, in
     b->src.max_t = max_t;
 }
 
+void gsnap_batch__set_restore(gsnap_batch *b) { b->src.restore = 1; }
+
 int gsnap_batch_set_commit_time(gsnap_batch *b, int64_t unix_ns) {
     if (!b || b->magic != GSNAP_BATCH_MAGIC) return GSNAP_EINVAL;
     if (unix_ns < 0) return gsnap_store__err(b->db, GSNAP_EINVAL, "commit time %lld is negative", (long long)unix_ns);
@@ -295,7 +297,7 @@ static int commit_fn(gsnap_db *db, MDB_txn *txn, void *vctx) {
     uint64_t adds = 0, dels = b->n ? c->s.dels : 0;
     int64_t bmin = b->n ? c->s.rg.tmin : INT64_MAX, bmax = b->n ? c->s.rg.tmax : INT64_MIN;
     adds = b->n - dels;
-    if (b->n && m.horizon_t != INT64_MIN && bmin < m.horizon_t)
+    if (b->n && !b->src.restore && m.horizon_t != INT64_MIN && bmin < m.horizon_t)
         return gsnap_store__err(db, GSNAP_ERANGE, "event time %lld is before the retention horizon time %lld "
                                 "(history before it was folded by compact); nothing of the batch was committed",
                                 (long long)bmin, (long long)m.horizon_t);

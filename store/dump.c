@@ -43,6 +43,13 @@ static int dump_range(gsnap_db *db, const struct gsnap_meta *m, const gsnap_dump
         return gsnap_store__err(db, GSNAP_ERANGE, "version %llu is before the retention horizon %llu (dump all "
                                 "versions, or from the horizon on)", (unsigned long long)from,
                                 (unsigned long long)m->horizon);
+    /* Versions before the horizon are folded: alone they answer no query,
+     * and their dump would carry a horizon past its last version. */
+    if (m->horizon > 1 && from <= to && to < m->horizon)
+        return gsnap_store__err(db, GSNAP_ERANGE, "versions %llu..%llu end before the retention horizon %llu (the "
+                                "versions before it are folded: dump through version %llu at least)",
+                                (unsigned long long)from, (unsigned long long)to, (unsigned long long)m->horizon,
+                                (unsigned long long)m->horizon);
     *from_out = from;
     *to_out = to;
     return 0;

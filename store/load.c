@@ -196,6 +196,8 @@ static int commit_version(load_state *ls) {
     int rc;
     if ((rc = check_claim(ls))) return rc;
     if (ls->ext && ls->ext->load_commit && (rc = ls->ext->load_commit(ls->db, ls->xstate, ls->b))) return rc;
+    if (!ls->claim && ls->r_adds + ls->r_dels == 0) /* a format-1 version without events: still a version */
+        gsnap_batch_set_commit_time(ls->b, 1);
     rc = gsnap_batch_commit(ls->b, &v);
     ls->b = NULL;
     if (rc) { /* the place in the dump: the store's message names no line. A
@@ -206,6 +208,10 @@ static int commit_version(load_state *ls) {
         return gsnap_store__err(ls->db, rc == GSNAP_ERANGE ? GSNAP_EPARSE : rc, "%s:%llu: version %llu not committed: %s",
                                 ls->name, (unsigned long long)ls->vline, (unsigned long long)ls->vver, msg);
     }
+    if (v != ls->vver) /* versions are dense: a version not committed would shift the rest */
+        return gsnap_store__err(ls->db, GSNAP_ECORRUPT, "%s:%llu: version %llu was committed as version %llu",
+                                ls->name, (unsigned long long)ls->vline, (unsigned long long)ls->vver,
+                                (unsigned long long)v);
     if (!ls->rep.first_version) ls->rep.first_version = v;
     ls->rep.last_version = v;
     ls->rep.versions++;
@@ -223,6 +229,7 @@ static int load_version(load_state *ls, const char *line) {
     int64_t ns, mint, maxt;
     char src[1024];
     if ((rc = gsnap_batch_begin(ls->db, &ls->b))) return rc;
+    gsnap_batch__set_restore(ls->b);
     ls->vline = ls->lineno;
     ls->claim = 0;
     ls->r_adds = ls->r_dels = 0;
@@ -252,6 +259,9 @@ static int load_version(load_state *ls, const char *line) {
                  "SOURCE')", ls->name, LNO);
     }
     ls->vver = ver;
+    if (ls->from > ls->to || ver < ls->from || ver > ls->to)
+        LOAD_ERR("%s:%llu: version %llu is outside the dump's versions %llu..%llu", ls->name, LNO,
+                 (unsigned long long)ver, (unsigned long long)ls->from, (unsigned long long)ls->to);
     if (ver != ls->expect)
         LOAD_ERR("%s:%llu: version %llu, but the database's next version is %llu", ls->name, LNO,
                  (unsigned long long)ver,
@@ -283,6 +293,8 @@ static int load_keep(load_state *ls, const char *line) {
 static int load_versions(load_state *ls, const char *line) {
     const char *p = line + 9;
     uint64_t a, z;
+    if (ls->have_versions) /* a second one would move the range the horizon was checked against */
+        LOAD_ERR("%s:%llu: a second 'versions' line", ls->name, LNO);
     if (fld_u64(&p, &a, 0) || fld_u64(&p, &z, 1) || (a > z && !(a == 1 && z == 0)))
         LOAD_ERR("%s:%llu: bad 'versions' line (expected 'versions FIRST LAST')", ls->name, LNO);
     ls->from = a;
@@ -314,10 +326,15 @@ static int load_horizon(load_state *ls, const char *line) {
     if (h > ls->to)
         LOAD_ERR("%s:%llu: horizon version %llu is past the dump's last version %llu", ls->name, LNO,
                  (unsigned long long)h, (unsigned long long)ls->to);
+    if (ls->have_horizon) LOAD_ERR("%s:%llu: a second 'horizon' line", ls->name, LNO);
     ls->horizon = h;
     ls->horizon_t = ht;
     ls->have_horizon = 1;
-    return 0;
+    /* In force from here, before any version of the dump commits: a load
+     * that fails part way must not leave folded versions answering queries
+     * (the loaded versions are restored under it, gsnap_batch__set_restore) */
+    struct horizon_ctx hc = {h, ht};
+    return gsnap_store__write(ls->db, set_horizon_fn, &hc);
 }
 
 /* HOPS comma-separated decimals in lo..hi (a snapshot line's fanouts or
@@ -476,7 +493,7 @@ static int load_finish(load_state *ls) {
                  (unsigned long long)ls->from, (unsigned long long)ls->to, (unsigned long long)ls->rep.versions);
     ls->rep.events = ls->events;
     /* The snapshots (none before the horizon: load_snapshot refused
-     * those), then the horizon. */
+     * those). */
     for (size_t i = 0; i < ls->nsnaps && !ls->opts->no_snapshots; i++) {
         const struct pending_snap *ps = &ls->snaps[i];
         if (ls->opts->progress) ls->opts->progress(ls->opts->progress_ctx, "snapshots", i, ls->nsnaps);
@@ -489,11 +506,7 @@ static int load_finish(load_state *ls) {
         }
         ls->rep.snapshots++;
     }
-    if (ls->have_horizon) {
-        struct horizon_ctx hc = {ls->horizon, ls->horizon_t};
-        if ((rc = gsnap_store__write(db, set_horizon_fn, &hc))) return rc;
-    }
-    /* A bulk load may run with GSNAP_SYNC_NONE: make it durable once, here
+    /* (the horizon was set at its line, load_horizon) A bulk load may run with GSNAP_SYNC_NONE: make it durable once, here
      * (under a map hold: a shrink cannot close the environment meanwhile). */
     if ((rc = gsnap_store__map_hold(db))) return rc;
     rc = gsnap_store__mdb_err(db, mdb_env_sync(db->env, 1), "syncing the loaded database");

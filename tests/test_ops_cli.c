@@ -78,6 +78,16 @@ int main(void) {
     CHECK(sh("printf 'not a dump\\n' > %s/nd.txt && %s -d %s/nd load %s/nd.txt 2> /dev/null", dir, bin, dir, dir) == 1);
     snprintf(p, sizeof p, "%s/nd", dir);
     CHECK(access(p, F_OK) != 0);
+    /* a directory the user made, with a lock.mdb of its own: only data.mdb
+     * goes (the lock file was removed too, found in review) */
+    CHECK(sh("mkdir %s/own && echo hi > %s/own/lock.mdb && touch %s/own/keep && %s -d %s/own load %s/nd.txt 2> /dev/null",
+             dir, dir, dir, bin, dir, dir) == 1);
+    snprintf(p, sizeof p, "%s/own/lock.mdb", dir);
+    CHECK(access(p, F_OK) == 0); /* (LMDB rewrites a lock file it opens: its bytes are LMDB's) */
+    snprintf(p, sizeof p, "%s/own/keep", dir);
+    CHECK(access(p, F_OK) == 0);
+    snprintf(p, sizeof p, "%s/own/data.mdb", dir);
+    CHECK(access(p, F_OK) != 0);
     CHECK(sh("%s -d %s/g load %s/nd.txt 2> /dev/null", bin, dir, dir) == 1); /* an existing database stays */
     CHECK(sh("%s -d %s/g check > /dev/null", bin, dir) == 0);
     CHECK(sh("%s -d %s/nf load %s/no-such-dump 2> /dev/null", bin, dir, dir) == 1);

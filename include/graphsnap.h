@@ -1714,7 +1714,8 @@ typedef struct {
  * output depends only on the database's contents: dumping a database that
  * was loaded from a dump gives the same bytes. Reads one consistent view.
  * Memory: O(events + attribute rows in the range). Returns GSNAP_OK, GSNAP_ERANGE (from > to,
- * to past the newest version, from before the retention horizon and not 1),
+ * to past the newest version, from before the retention horizon and not 1,
+ * to before the retention horizon),
  * GSNAP_EIO (write failed), GSNAP_ENOMEM, store errors.
  */
 int gsnap_db_dump(gsnap_db *db, void *fp, const gsnap_dump_options *opts);

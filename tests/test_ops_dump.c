@@ -290,6 +290,11 @@ static void test_load_line_order(const char *dir) {
     BAD("versions 1 3\n", "versions 1 3\nversions 1 2\n", 5, 0);
     BAD("versions 1 3\n", "versions 1 3\nhorizon 1 -\nhorizon 2 -\n", 6, 0);
     BAD("versions 1 3\n", "versions 1 0\n", 5, 0);
+    /* a source name's escapes: two hex digits, never a NUL (sscanf's %2x
+     * took '%-1' and '%1g', and '%00' cut the name short) */
+    BAD("1 2 e.tsv\n", "1 2 e%00x.tsv\n", 5, 0);
+    BAD("1 2 e.tsv\n", "1 2 e%-1.tsv\n", 5, 0);
+    BAD("1 2 e.tsv\n", "1 2 e%1g.tsv\n", 5, 0);
     static const char unk[] = "graphsnap-dump 2\nkeep both\nversions 1 2\nv 1 unknown\nv 2 unknown\na 1 2 3\n"
                               "end 2 1 0 0\n";
     char msg[1024];

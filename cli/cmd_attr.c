@@ -54,7 +54,7 @@ typedef struct {
     uint64_t dim, batch;
     int64_t t, at;
     uint64_t version;
-    int json, have_dim;
+    int json, have_dim, have_t;
 } attr_args;
 
 /* ---- ingest: a batch of rows ---------------------------------------------- */
@@ -622,8 +622,8 @@ static int attr_ingest(const attr_args *a, const char *name, const char *path) {
         ret = CLI_ERR;
         goto done;
     }
-    if (!npy && a->nodes) {
-        ret = cli_usage_err("--nodes applies to .npy input only");
+    if (!npy && (a->nodes || a->have_t)) { /* a text line carries its own time */
+        ret = cli_usage_err("%s applies to .npy input only", a->nodes ? "--nodes" : "--t");
         goto done;
     }
     rc = npy ? ingest_npy(&L, path, f, a->nodes, a->t) : ingest_text(&L, path, f);
@@ -797,7 +797,9 @@ int cmd_attr(int argc, char **argv) {
     a.at = GSNAP_TIME_MAX;
     a.version = GSNAP_VERSION_LATEST;
     int c, ret;
+    unsigned given = 0; /* options seen, bit (O_x - O_DTYPE) */
     while ((c = cli_getopt(&o, argc, argv)) != CLI_OPT_END) {
+        if (c >= O_DTYPE && c <= O_JSON) given |= 1u << (c - O_DTYPE);
         switch (c) {
         case CLI_OPT_HELP: return CLI_OK;
         case CLI_OPT_ERROR: return CLI_USAGE;
@@ -813,6 +815,7 @@ int cmd_attr(int argc, char **argv) {
         case O_T:
             if ((ret = cli_parse_i64("--t", optarg, &a.t))) return ret;
             if (a.t == GSNAP_TIME_MAX) return cli_usage_err("--t: %s is reserved for \"now\"", optarg);
+            a.have_t = 1;
             break;
         case O_AT: if ((ret = cli_parse_time("--at", optarg, &a.at))) return ret; break;
         case O_VERSION: if ((ret = cli_parse_version("--version", optarg, &a.version))) return ret; break;
@@ -823,6 +826,17 @@ int cmd_attr(int argc, char **argv) {
     int np = argc - optind;
     if (np < 1) return cli_usage_err("missing action: create, ingest, get or list");
     const char *act = argv[optind];
+    /* an option of another action is an error, not ignored */
+#define OPT(x) (1u << ((x) - O_DTYPE))
+    unsigned allowed = strcmp(act, "create") == 0   ? OPT(O_DTYPE) | OPT(O_DIM)
+                       : strcmp(act, "ingest") == 0 ? OPT(O_BATCH) | OPT(O_NODES) | OPT(O_T)
+                       : strcmp(act, "get") == 0    ? OPT(O_AT) | OPT(O_VERSION) | OPT(O_JSON)
+                       : strcmp(act, "list") == 0   ? OPT(O_JSON)
+                                                    : ~0u;
+#undef OPT
+    for (const struct option *op = lo; op->name; op++)
+        if ((given & ~allowed) & (1u << (op->val - O_DTYPE)))
+            return cli_usage_err("--%s does not apply to 'attr %s' (see graphsnap attr --help)", op->name, act);
     if (strcmp(act, "list") == 0) {
         if (np != 1) return cli_usage_err("list: unexpected argument '%s'", argv[optind + 1]);
         return attr_list(&a);

@@ -457,7 +457,14 @@ int cmd_log(int argc, char **argv)
         return ret;
     gsnap_version_info *v = NULL;
     size_t n = 0;
-    rc = gsnap_db_log(db, NULL, from, to, &v, &n);
+    uint64_t newest = 0;
+    if ((rc = gsnap_db_version(db, &newest)) == 0 && newest > 0 &&
+        (from > newest || (to != GSNAP_VERSION_LATEST && to > newest))) { /* as dump: not an empty answer */
+        ret = cli_usage_err("--versions %llu..%llu: the database has versions 1..%llu", (unsigned long long)from,
+                            (unsigned long long)(to == GSNAP_VERSION_LATEST ? newest : to), (unsigned long long)newest);
+        goto done;
+    }
+    rc = rc ? rc : gsnap_db_log(db, NULL, from, to, &v, &n);
     if (rc) {
         ret = cli_lib_err(db, rc, NULL);
         goto done;

@@ -270,6 +270,15 @@ static void test_empty_field(const char *db, const char *path)
         {"# c\n4\t0\t1\t,\t,2\n", "e.csv:2: field 4: empty field"},
     };
     expect_refused(db, "tf", path, "4", bad, sizeof bad / sizeof bad[0]);
+    /* an option of another action is an error, not ignored (found by a
+     * hostile-input campaign: 'create --batch', 'get --t', and '--t' with
+     * text input, whose lines carry their own times) */
+    CHECK(run("attr", "create", "tf", "--dtype", "f32", "--dim", "2", "--batch", "5", "-d", db, NULL) == 2 &&
+          strstr(err_buf, "--batch does not apply to 'attr create'"));
+    CHECK(run("attr", "get", "tf", "4", "--t", "3", "-d", db, NULL) == 2);
+    CHECK(run("attr", "list", "--at", "3", "-d", db, NULL) == 2);
+    CHECK(ingest_text(db, "tf", path, "4 0 1 2\n") == 0);
+    CHECK(run("attr", "ingest", "tf", path, "--t", "5", "-d", db, NULL) == 2 && strstr(err_buf, "--t applies to .npy"));
     /* a byte order mark and '%' comments, as edge text has them (they were
      * 'not a node id') */
     CHECK(ingest_text(db, "tf", path, "\xEF\xBB\xBF% a comment\n7 0 1 2\n") == 0);

@@ -50,6 +50,11 @@ int main(void) {
     char p[700];
     snprintf(p, sizeof p, "%s/log.txt", dir);
     CHECK(file_has(p, "e.tsv:1-2") && file_has(p, "e.tsv:4-5") && file_has(p, "Events:  +1 -1"));
+    /* versions the database does not have: exit 2 as dump, not an empty
+     * answer with exit 0 (found by a hostile-input campaign) */
+    CHECK(sh("%s -d %s/g log --versions 5..9 2> /dev/null", bin, dir) == 2);
+    CHECK(sh("%s -d %s/g log --versions 1..9 2> /dev/null", bin, dir) == 2);
+    CHECK(sh("%s -d %s/g log --versions 2.. > /dev/null", bin, dir) == 0);
     CHECK(sh("%s -d %s/g log --json -n 1 > %s/log.json", bin, dir, dir) == 0);
     snprintf(p, sizeof p, "%s/log.json", dir);
     CHECK(file_has(p, "[{\"version\":2,") && file_has(p, "\"first_line\":4,\"last_line\":5}]"));

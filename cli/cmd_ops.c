@@ -8,6 +8,8 @@
 #include "cli/progress.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -212,7 +214,8 @@ static const char load_usage[] =
     "\n"
     "A malformed line stops the load with 'FILE:LINE: ...'; the versions\n"
     "committed before it stay. A load that commits nothing removes the\n"
-    "database it created. Progress on a terminal (stderr).\n";
+    "database it created, unless another process has it open. Progress on a\n"
+    "terminal (stderr).\n";
 
 int cmd_load(int argc, char **argv)
 {
@@ -275,12 +278,23 @@ int cmd_load(int argc, char **argv)
         ret = cli_lib_err(db, rc, NULL);
         if (made_db && gsnap_db_version(db, &newest) == 0 && newest == 0) {
             gsnap_db_close(db);
-            (void)unlink(mdb);
-            if (made_lock) /* a lock.mdb that was there stays */
-                (void)unlink(lock);
-            if (made_dir)
-                (void)rmdir(cli_db_dir); /* only when empty: nothing else is touched */
-            cli_err("nothing was loaded; the database this load created is removed");
+            /* Every handle holds a shared flock on the directory (store/db.c):
+             * an exclusive one without waiting says no other process has the
+             * database open, and keeps openers waiting while the files go. */
+            int dfd = open(cli_db_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            if (dfd < 0 || flock(dfd, LOCK_EX | LOCK_NB) != 0) {
+                cli_err("nothing was loaded; the database this load created is left in place: another process "
+                        "has it open");
+            } else {
+                (void)unlink(mdb);
+                if (made_lock) /* a lock.mdb that was there stays */
+                    (void)unlink(lock);
+                if (made_dir)
+                    (void)rmdir(cli_db_dir); /* only when empty: nothing else is touched */
+                cli_err("nothing was loaded; the database this load created is removed");
+            }
+            if (dfd >= 0)
+                close(dfd); /* (releases the lock) */
             return ret;
         }
     } else if (json) {

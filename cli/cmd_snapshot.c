@@ -66,7 +66,8 @@ static const char check_usage[] =
     "Verify the store (every chunk checksum and order) and every snapshot (every slab\n"
     "block checksum, every table entry's slab pointer and record checksum).\n"
     "Prints one line per problem, then the store format ('store format N') and the\n"
-    "count; exit 0 when all is well, 1 when anything is wrong.\n"
+    "count; exit 0 when all is well, 1 when anything is wrong (2 for a NAME\n"
+    "that is not a snapshot name, 3 for no such snapshot).\n"
     "  --snapshot NAME   check only this snapshot (and the store)\n"
     "  --store-only      skip the snapshots\n"
     "  --json            print {\"problems\":N,\"store_format\":N,\"lines\":[...]}\n"
@@ -388,6 +389,17 @@ int cmd_check(int argc, char **argv) {
     if ((ret = cli_positionals(argc, argv, 0, 0, "argument"))) return ret;
     gsnap_db *db = NULL;
     if ((ret = cli_open_db(NULL, CLI_DB_READ, &db))) return ret;
+    if (name) { /* a bad or unknown name before the whole store is walked: exit 2 or 3, not 1 */
+        gsnap_snapshot_info si;
+        rc = gsnap_snapshot_info_get(db, name, &si);
+        if (rc == GSNAP_EINVAL || rc == GSNAP_NOTFOUND) {
+            ret = rc == GSNAP_EINVAL ? cli_usage_err("--snapshot: '%s' is not a snapshot name (1..64 of A-Za-z0-9_.-, "
+                                                     "not starting with '.')", name)
+                                     : cli_lib_err(db, rc, NULL);
+            gsnap_db_close(db);
+            return ret;
+        }
+    }
     uint64_t p1 = 0, p2 = 0;
     gsnap_check_options copt = GSNAP_CHECK_OPTIONS_INIT;
     copt.report = check_line;

@@ -122,6 +122,10 @@ int main(void) {
     CHECK(sh("$G sample -d $D/db --fanouts '+2' --random 4 --batches 1") == 2);
     CHECK(sh("$G sample -d $D/db --fanouts '-1,2' --random 4 --batches 1") == 0);
     CHECK(sh("$G temporal-sample -d $D/db --fanouts '2,' --random 4") == 2);
+    /* check --snapshot with a name that is not one: a usage error (exit 2,
+     * it was 1 after walking the whole store); an unknown one: exit 3 */
+    CHECK_MSG(sh("$G check -d $D/db --snapshot ../x") == 2, "check ../x: %s", out);
+    CHECK(sh("$G check -d $D/db --snapshot nosuch") == 3);
     /* seed files: a negative or overflowing id is an error naming file and
      * line (fscanf's %llu took them as 2^64-1) */
     CHECK_MSG(sh("printf '1 2\\n-1\\n' > $D/seeds && $G sample -d $D/db --fanouts 2 --seeds $D/seeds") == 1 &&

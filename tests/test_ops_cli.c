@@ -6,8 +6,11 @@
  * a bad option (exit 2), folds and shrinks, and queries before the horizon
  * exit 2 with the horizon named; a non-empty backup destination exits 1. */
 #include "test.h"
+#include <fcntl.h>
 #include <stdarg.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 static char bin[512], dir[480];
 
@@ -94,6 +97,40 @@ int main(void) {
     snprintf(p, sizeof p, "%s/own/data.mdb", dir);
     CHECK(access(p, F_OK) != 0);
     CHECK(sh("%s -d %s/g load %s/nd.txt 2> /dev/null", bin, dir, dir) == 1); /* an existing database stays */
+    /* A database the failing load created is not removed while another
+     * process has it open (found in review: its files were unlinked under
+     * it). The dump comes through a FIFO, so that the load waits, with its
+     * new database open, while this process opens it too. */
+    {
+        char fifo[600], race[600], mdb[700], rcf[600];
+        snprintf(fifo, sizeof fifo, "%s/load.fifo", dir);
+        snprintf(race, sizeof race, "%s/race", dir);
+        snprintf(mdb, sizeof mdb, "%s/data.mdb", race);
+        snprintf(rcf, sizeof rcf, "%s/race.rc", dir);
+        CHECK(mkfifo(fifo, 0600) == 0);
+        CHECK(sh("(%s -d %s load %s 2> %s/race.err; echo $? > %s.tmp && mv %s.tmp %s) &", bin, race, fifo, dir, rcf,
+                 rcf, rcf) == 0);
+        int fd = open(fifo, O_WRONLY); /* waits for the load to open it */
+        CHECK(fd >= 0);
+        static const char head[] = "graphsnap-dump 2\nkeep both\n";
+        CHECK(write(fd, head, sizeof head - 1) == (ssize_t)(sizeof head - 1));
+        for (int i = 0; i < 3000 && access(mdb, F_OK) != 0; i++) usleep(10000);
+        CHECK(access(mdb, F_OK) == 0);
+        gsnap_db *held = NULL;
+        gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
+        OK(gsnap_db_open(race, &o, &held));
+        CHECK(write(fd, "bad line\n", 9) == 9);
+        close(fd);
+        for (int i = 0; i < 3000 && access(rcf, F_OK) != 0; i++) usleep(10000);
+        CHECK(file_has(rcf, "1"));
+        CHECK_MSG(access(mdb, F_OK) == 0, "the load removed a database another process had open");
+        snprintf(p, sizeof p, "%s/race.err", dir);
+        CHECK(file_has(p, "another process"));
+        uint64_t v = 9;
+        OK(gsnap_db_version(held, &v));
+        CHECK(v == 0);
+        gsnap_db_close(held);
+    }
     CHECK(sh("%s -d %s/g check > /dev/null", bin, dir) == 0);
     CHECK(sh("%s -d %s/nf load %s/no-such-dump 2> /dev/null", bin, dir, dir) == 1);
     /* compact */

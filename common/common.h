@@ -90,6 +90,13 @@ int gsnap_dec_u64(const char **pp, uint64_t *out);
 /** The same with an optional '-' and the int64_t range; on -1, *pp may have
  *  passed the sign. */
 int gsnap_dec_i64(const char **pp, int64_t *out);
+/** The value of a hex digit (0-9, a-f, A-F), or -1. */
+static inline int gsnap_hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
 
 /* ---- problem reporting for `check` (common/problem.c) -------------------- */
 

@@ -235,12 +235,6 @@ static int word(const char **pp, char *out, size_t cap) {
     return 0;
 }
 
-static int hexval(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
 
 #define PERR(...) gsnap_store__err(db, GSNAP_EPARSE, __VA_ARGS__)
 
@@ -305,7 +299,7 @@ static int load_row_line(gsnap_db *db, load_state *s, gsnap_batch *b, const char
     for (uint32_t j = 0; j < tab->dim; j++) {
         uint64_t bits = 0;
         for (int d = 0; d < w; d++, p++) {
-            int h = hexval(*p);
+            int h = gsnap_hex_digit(*p);
             if (h < 0)
                 return PERR("%s:%llu: attribute table '%s' node %llu: element %u is not %d hex digits (%s)", name,
                             ln, tname, (unsigned long long)node, j, w, gsnap_dtype_name(tab->dtype));

@@ -17,12 +17,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static int hexval(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
 
 static int unescape(const char *s, char *out, size_t cap) {
     size_t n = 0;
@@ -30,7 +24,7 @@ static int unescape(const char *s, char *out, size_t cap) {
     for (const char *p = s; *p; p++) {
         unsigned c = (unsigned char)*p;
         if (c == '%') { /* exactly two hex digits, not 00: a name is a C string (sscanf's %2x took "%-1") */
-            int hi = hexval(p[1]), lo = hi < 0 ? -1 : hexval(p[2]);
+            int hi = gsnap_hex_digit(p[1]), lo = hi < 0 ? -1 : gsnap_hex_digit(p[2]);
             if (hi < 0 || lo < 0 || (hi | lo) == 0) return -1;
             c = (unsigned)(hi << 4 | lo);
             p += 2;

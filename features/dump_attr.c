@@ -235,7 +235,6 @@ static int word(const char **pp, char *out, size_t cap) {
     return 0;
 }
 
-
 #define PERR(...) gsnap_store__err(db, GSNAP_EPARSE, __VA_ARGS__)
 
 static int load_attr_line(gsnap_db *db, load_state *s, gsnap_batch *b, const char *line, const char *name,

@@ -17,7 +17,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-
 static int unescape(const char *s, char *out, size_t cap) {
     size_t n = 0;
     if (strcmp(s, "%") == 0) { out[0] = 0; return 0; }

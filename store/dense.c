@@ -16,6 +16,12 @@
  * body only (gsnap_dense_it in store_int.h). Its size is known only at the
  * end, so the value is built in memory and put once.
  *
+ * Format 4 (GSD3) keeps the byte-offset index and packs each body as three
+ * bit columns of fixed width (store_int.h, gsnap_dense__packed_head): no
+ * varint to decode record by record, every field at a computed offset. A
+ * node's body is written when its last record has arrived (the widths are
+ * those of its largest values), so the writer holds one node's records.
+ *
  * The index costs 8 bytes per node id below the bound, so the dense layout is
  * used only when ids are compact (bound <= 2 * records + 1024 in the larger
  * direction); otherwise the base stays chunked with a Bloom filter.
@@ -39,6 +45,7 @@ int gsnap_run__writer_dense(gsnap_run_writer *w, const uint64_t expect[2], uint6
     w->dense_expect[1] = expect[1];
     w->dense_nodes = dense_nodes;
     w->dcomp = gsnap_store__write_format >= 3;
+    w->dpack = gsnap_store__write_format >= 4;
     w->didx = malloc((dense_nodes + 1) * sizeof *w->didx);
     return w->didx ? 0 : GSNAP_ENOMEM;
 }
@@ -65,7 +72,129 @@ static int dense2_add(gsnap_run_writer *w, const gsnap_rec *r, int new_node) {
     return 0;
 }
 
-/* GSD2: write the records value (header, bases, bodies). */
+/* Room in w->dbuf for `more` bytes after the bodies (and the pad). */
+static int dense_room(gsnap_run_writer *w, size_t more) {
+    size_t need = DHEAD + w->dbytes + more + GSNAP_DENSE3_PAD;
+    if (w->dcap >= need) return 0;
+    size_t nc = w->dcap ? w->dcap * 2 : (size_t)1 << 16;
+    if (nc < need) nc = need;
+    unsigned char *nb = realloc(w->dbuf, nc);
+    if (!nb) return GSNAP_ENOMEM;
+    w->dbuf = nb;
+    w->dcap = nc;
+    return 0;
+}
+
+static unsigned bit_width(uint64_t x) { return x ? 64u - (unsigned)__builtin_clzll(x) : 0u; }
+
+/* LSB-first bit writer: fields of 0..64 bits, bytes written as they fill. */
+typedef struct {
+    unsigned char *q;
+    uint64_t acc; /* fewer than 8 pending bits below a put */
+    unsigned nb;
+} bit_writer;
+static inline void bits_put(bit_writer *b, uint64_t v, unsigned w) {
+    while (w) {
+        unsigned k = w > 32 ? 32 : w;
+        b->acc |= (v & ((1ull << k) - 1)) << b->nb;
+        b->nb += k;
+        v = k < 64 ? v >> k : 0;
+        w -= k;
+        while (b->nb >= 8) {
+            *b->q++ = (unsigned char)b->acc;
+            b->acc >>= 8;
+            b->nb -= 8;
+        }
+    }
+}
+
+/* GSD3: the open node's records (w->dnode, sorted by nbr, t, version) as one
+ * body after the bodies so far. */
+static int packed_flush(gsnap_run_writer *w) {
+    size_t n = w->dnn;
+    if (n == 0) return 0;
+    const gsnap_rec *r = w->dnode;
+    uint64_t nmin = r[0].nbr, nmax = r[0].nbr, vmin = r[0].vop, vmax = r[0].vop;
+    int64_t tmin = r[0].t, tmax = r[0].t;
+    for (size_t i = 1; i < n; i++) {
+        assert(r[i].node == r[0].node && r[i].nbr >= r[i - 1].nbr);
+        if (r[i].nbr < nmin) nmin = r[i].nbr;
+        if (r[i].nbr > nmax) nmax = r[i].nbr;
+        if (r[i].t < tmin) tmin = r[i].t;
+        if (r[i].t > tmax) tmax = r[i].t;
+        if (r[i].vop < vmin) vmin = r[i].vop;
+        if (r[i].vop > vmax) vmax = r[i].vop;
+    }
+    int rc = dense_room(w, 4 * 10 + 3 + 24 * n + 8);
+    if (rc) return rc;
+    unsigned char *p = w->dbuf + DHEAD + w->dbytes, *p0 = p;
+    p += gsnap_codec__put(p, n);
+    p += gsnap_codec__put(p, nmin);
+    p += gsnap_codec__put(p, gsnap_codec__zz((uint64_t)tmin - (uint64_t)w->dbase.t));
+    p += gsnap_codec__put(p, gsnap_codec__zz(vmin - w->dbase.vop));
+    if (n >= 2) {
+        unsigned wn = bit_width(nmax - nmin), wt = bit_width((uint64_t)tmax - (uint64_t)tmin),
+                 wv = bit_width(vmax - vmin);
+        *p++ = (unsigned char)wn;
+        *p++ = (unsigned char)wt;
+        *p++ = (unsigned char)wv;
+        bit_writer b = {p, 0, 0};
+        for (size_t i = 0; i < n; i++) bits_put(&b, r[i].nbr - nmin, wn);
+        for (size_t i = 0; i < n; i++) bits_put(&b, (uint64_t)r[i].t - (uint64_t)tmin, wt);
+        for (size_t i = 0; i < n; i++) bits_put(&b, r[i].vop - vmin, wv);
+        if (b.nb) *b.q++ = (unsigned char)b.acc;
+        p = b.q;
+    }
+    w->dbytes += (size_t)(p - p0);
+    w->dnn = 0;
+    return 0;
+}
+
+/* GSD3: one more record of the open node. */
+static int packed_push(gsnap_run_writer *w, const gsnap_rec *r) {
+    if (w->dnn == w->dncap) {
+        size_t nc = w->dncap ? w->dncap * 2 : 256;
+        gsnap_rec *nr = realloc(w->dnode, nc * sizeof *nr);
+        if (!nr) return GSNAP_ENOMEM;
+        w->dnode = nr;
+        w->dncap = nc;
+    }
+    w->dnode[w->dnn++] = *r;
+    return 0;
+}
+
+int gsnap_dense__packed_head(gsnap_dense_it *it, const unsigned char *p, const unsigned char *end) {
+    const gsnap_dense_ref *d = it->d;
+    uint64_t n, nmin, zt, zv;
+    if (gsnap_codec__get(&p, end, &n) || n == 0 || n > d->nrec || n > ((uint64_t)1 << 40) ||
+        gsnap_codec__get(&p, end, &nmin) || gsnap_codec__get(&p, end, &zt) || gsnap_codec__get(&p, end, &zv))
+        return -1;
+    it->nbr = nmin;
+    it->t = d->bt + gsnap_codec__unzz(zt);
+    it->vmin = d->bvop + gsnap_codec__unzz(zv);
+    it->wn = it->wt = it->wv = 0;
+    if (n >= 2) {
+        if (end - p < 3 || p[0] > 64 || p[1] > 64 || p[2] > 64) return -1;
+        it->wn = p[0];
+        it->wt = p[1];
+        it->wv = p[2];
+        p += 3;
+        uint64_t total = n * (it->wn + it->wt + it->wv);
+        if ((uint64_t)(end - p) != (total + 7) / 8) return -1;
+        if ((total & 7) && (end[-1] >> (total & 7))) return -1; /* bits past the last field are 0 */
+    } else if (p != end) {
+        return -1;
+    }
+    it->bits = p;
+    it->bn = 0;
+    it->bt = n * it->wn;
+    it->bv = n * (it->wn + it->wt);
+    it->j = 0;
+    it->e = n;
+    return 0;
+}
+
+/* GSD2/3: write the records value (header, bases, bodies, GSD3's pad). */
 static int dense2_put(gsnap_run_writer *w, uint8_t dir) {
     unsigned char key[10], bases[20];
     size_t bl = gsnap_codec__put(bases, w->dbase.vop);
@@ -73,10 +202,15 @@ static int dense2_put(gsnap_run_writer *w, uint8_t dir) {
     dense_key(key, w->run_id, dir, 0);
     unsigned char *start = w->dbuf + DHEAD - bl - sizeof(struct gsnap_dense_hdr);
     memcpy(start + sizeof(struct gsnap_dense_hdr), bases, bl);
-    struct gsnap_dense_hdr h = {GSNAP_DENSE2_MAGIC, 0, w->dfill, 0, 0};
-    h.xxh3 = XXH3_64bits(start + sizeof h, bl + w->dbytes);
+    size_t pad = 0;
+    if (w->dpack) { /* dense_room kept room for it */
+        pad = GSNAP_DENSE3_PAD;
+        memset(w->dbuf + DHEAD + w->dbytes, 0, pad);
+    }
+    struct gsnap_dense_hdr h = {w->dpack ? GSNAP_DENSE3_MAGIC : GSNAP_DENSE2_MAGIC, 0, w->dfill, 0, 0};
+    h.xxh3 = XXH3_64bits(start + sizeof h, bl + w->dbytes + pad);
     memcpy(start, &h, sizeof h);
-    MDB_val k = {sizeof key, key}, v = {sizeof h + bl + w->dbytes, start};
+    MDB_val k = {sizeof key, key}, v = {sizeof h + bl + w->dbytes + pad, start};
     int rc = mdb_put(w->txn, w->db->dense_dbi, &k, &v, MDB_APPEND);
     return rc ? gsnap_store__mdb_err(w->db, rc, "writing the base run's records") : 0;
 }
@@ -89,9 +223,10 @@ static int dense_open_dir(gsnap_run_writer *w, uint8_t dir, const gsnap_rec *fir
         w->dbytes = 0;
         w->dfill = 0;
         w->dlast = 0;
+        w->dnn = 0;
         w->dir = dir;
         w->dopen = 1;
-        return 0;
+        return dense_room(w, 0); /* the pad has room even with no body */
     }
     dense_key(key, w->run_id, dir, 0);
     MDB_val k = {sizeof key, key};
@@ -118,6 +253,7 @@ int gsnap_dense__close_dir(gsnap_run_writer *w) {
     int rc;
     uint64_t end = w->dfill;
     if (w->dcomp) {
+        if (w->dpack && (rc = packed_flush(w))) return rc;
         if ((rc = dense2_put(w, dir))) return rc;
         end = w->dbytes;
     } else {
@@ -148,9 +284,12 @@ int gsnap_dense__add(gsnap_run_writer *w, uint8_t dir, const gsnap_rec *r) {
         return gsnap_store__err(w->db, GSNAP_ECORRUPT, "base run %llu dir %u: record of node %llu out of place",
                                 (unsigned long long)w->run_id, dir, (unsigned long long)r->node);
     int new_node = r->node + 1 > w->dlast;
+    if (new_node && w->dpack && (rc = packed_flush(w))) return rc; /* the previous node's body ends here */
     for (uint64_t n = w->dlast; n <= r->node; n++) w->didx[n] = w->dcomp ? w->dbytes : w->dfill;
     if (new_node) w->dlast = r->node + 1;
-    if (w->dcomp) {
+    if (w->dpack) {
+        if ((rc = packed_push(w, r))) return rc;
+    } else if (w->dcomp) {
         if ((rc = dense2_add(w, r, new_node))) return rc;
     } else {
         memcpy(w->drecs + sizeof(struct gsnap_dense_hdr) + w->dfill * GSNAP_REC_BYTES, r, GSNAP_REC_BYTES);
@@ -173,6 +312,19 @@ int gsnap_dense__add_group(gsnap_run_writer *w, uint8_t dir, const gsnap_rec *r,
     if (w->dfill + (n - 1) > w->dense_expect[dir])
         return gsnap_store__err(w->db, GSNAP_ECORRUPT, "base run %llu dir %u: record of node %llu out of place",
                                 (unsigned long long)w->run_id, dir, (unsigned long long)r[0].node);
+    if (w->dpack) { /* the node's body is packed when the next node or the direction's end comes */
+        uint64_t del = 0;
+        for (size_t i = 1; i < n; i++) {
+            assert(r[i].node == r[0].node);
+            if ((rc = packed_push(w, &r[i]))) return rc;
+            del |= r[i].vop;
+        }
+        w->dfill += n - 1;
+        w->total += n - 1;
+        w->nrec_dir[dir] += n - 1;
+        if (del & 1) w->has_del = 1;
+        return 0;
+    }
     if (w->dcap < DHEAD + w->dbytes + 30 * n) {
         size_t nc = w->dcap * 2 > DHEAD + w->dbytes + 30 * n ? w->dcap * 2 : DHEAD + w->dbytes + 30 * n;
         unsigned char *nb = realloc(w->dbuf, nc);
@@ -218,9 +370,12 @@ int gsnap_dense__load(gsnap_db *db, MDB_txn *txn, uint64_t run_id, uint8_t dir, 
         if (rc) return rc;
         if (v.mv_size < sizeof h) goto bad;
         memcpy(&h, v.mv_data, sizeof h);
-        if (kind == 0) d->compact = h.magic == GSNAP_DENSE2_MAGIC;
+        if (kind == 0) {
+            d->packed = h.magic == GSNAP_DENSE3_MAGIC;
+            d->compact = d->packed || h.magic == GSNAP_DENSE2_MAGIC;
+        }
         uint64_t unit = kind == 1 ? 8 : d->compact ? 1 : GSNAP_REC_BYTES, plen = v.mv_size - sizeof h;
-        if (h.magic != (kind == 0 ? (d->compact ? GSNAP_DENSE2_MAGIC : GSNAP_DENSE_MAGIC)
+        if (h.magic != (kind == 0 ? (d->packed ? GSNAP_DENSE3_MAGIC : d->compact ? GSNAP_DENSE2_MAGIC : GSNAP_DENSE_MAGIC)
                                   : (d->compact ? GSNAP_INDEX2_MAGIC : GSNAP_INDEX_MAGIC)) ||
             (unit > 1 && (plen / unit != h.count || plen % unit)))
             goto bad;
@@ -241,7 +396,14 @@ int gsnap_dense__load(gsnap_db *db, MDB_txn *txn, uint64_t run_id, uint8_t dir, 
                 d->bt = gsnap_codec__unzz(d->bt);
                 d->recs = p;
                 d->plen = (uint64_t)(end - p);
-                if (h.count > d->plen / 3) goto bad; /* a record takes 3 bytes at least */
+                if (d->packed) { /* the pad: zero bytes the loads of the last fields may read */
+                    if (d->plen < GSNAP_DENSE3_PAD) goto bad;
+                    d->plen -= GSNAP_DENSE3_PAD;
+                    for (unsigned i = 0; i < GSNAP_DENSE3_PAD; i++)
+                        if (p[d->plen + i]) goto bad;
+                } else if (h.count > d->plen / 3) {
+                    goto bad; /* a GSD2 record takes 3 bytes at least */
+                }
             }
         } else {
             d->idx = payload;

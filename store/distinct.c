@@ -106,6 +106,24 @@ int gsnap_store__run_unfiltered(const gsnap_read *rd, const gsnap_run *run, int6
 int gsnap_store__dense_ids(gsnap_db *db, gsnap_read *rd, const gsnap_dense_ref *d, uint64_t run_id,
                            uint8_t dir, uint64_t node, size_t *cnt) {
     uint64_t b, e, nbr = 0, recs;
+    if (d->packed) { /* the nbr column alone, read at its computed offsets */
+        gsnap_dense_it it;
+        gsnap_dense__it(d, node, &it);
+        if (it.bad) return gsnap_dense__bad(db, run_id, dir, node);
+        if (it.e == 0) return 0;
+        int rc = reserve(&rd->ids, &rd->ids_cap, *cnt + (size_t)it.e);
+        if (rc) return rc;
+        uint64_t *out = rd->ids;
+        size_t k = *cnt;
+        uint64_t last = it.nbr + gsnap_bits__get(it.bits, 0, it.wn);
+        out[k++] = last;
+        for (uint64_t i = 1, bit = it.wn; i < it.e; i++, bit += it.wn) {
+            uint64_t x = it.nbr + gsnap_bits__get(it.bits, bit, it.wn);
+            if (x != last) out[k++] = last = x;
+        }
+        *cnt = k;
+        return 0;
+    }
     gsnap_dense__range(d, node, &b, &e);
     if (b == e) return 0;
     int rc = reserve(&rd->ids, &rd->ids_cap, *cnt + (size_t)(e - b) / 3 + 1);

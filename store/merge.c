@@ -210,7 +210,8 @@ static int dir1_writer(gsnap_db *db, MDB_txn *txn, gsnap_run_writer *w, gsnap_ru
     w1->cur = NULL;
     w1->buf = w1->ebuf = w1->gbuf = w1->dbuf = w1->arena = NULL;
     w1->nodes = NULL;
-    w1->dcap = 0;
+    w1->dnode = NULL;
+    w1->dcap = w1->dncap = w1->dnn = 0;
     w1->didx = malloc((w->dense_nodes + 1) * sizeof *w1->didx);
     return w1->didx ? 0 : GSNAP_ENOMEM;
 }

@@ -163,6 +163,35 @@ static inline int take(gsnap_read *rd, const gsnap_rec *r, int64_t at_t, uint64_
     return push_id(rd, r->nbr, cnt);
 }
 
+/* A GSD3 body's records that pass (at_t, as_of), all at once: room for all
+ * of them first, then one loop without a branch per record (the times and
+ * versions read first; a record is written always and kept by advancing the
+ * count). 1 past the view's scratch_max, as take(). */
+static int packed_take(gsnap_read *rd, const gsnap_dense_it *it, int64_t at_t, uint64_t as_of, size_t *cnt,
+                       int *has_del) {
+    int rc;
+    if (it->e == 0) return 0; /* (the scratch may not exist yet) */
+    while (rd->scratch_cap - *cnt < it->e)
+        if ((rc = scratch_grow(rd))) return rc;
+    gsnap_rec *out = rd->scratch + *cnt, *o = out;
+    const unsigned char *bits = it->bits;
+    uint64_t bn = it->bn, bt = it->bt, bv = it->bv, del = 0;
+    for (uint64_t i = 0; i < it->e; i++, bn += it->wn, bt += it->wt, bv += it->wv) {
+        int64_t t = (int64_t)(it->t + gsnap_bits__get(bits, bt, it->wt));
+        uint64_t vop = it->vmin + gsnap_bits__get(bits, bv, it->wv);
+        o->node = it->node;
+        o->nbr = it->nbr + gsnap_bits__get(bits, bn, it->wn);
+        o->t = t;
+        o->vop = vop;
+        uint64_t keep = (uint64_t)(t <= at_t) & (uint64_t)((vop >> 1) <= as_of);
+        del |= vop & keep;
+        o += keep;
+    }
+    *cnt += (size_t)(o - out);
+    if (del & 1) *has_del = 1;
+    return 0;
+}
+
 static int node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir,
                        int64_t at_t, uint64_t as_of, size_t *n, size_t *nseg, int *has_del,
                        size_t *bad_run, int ids_only) {
@@ -200,6 +229,12 @@ static int node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir di
             }
             gsnap_dense_it it;
             gsnap_dense__it(d, node, &it);
+            if (d->packed && !ids_only) {
+                if (it.bad) return gsnap_dense__bad(db, run->id, (uint8_t)dir, node);
+                if ((rc = packed_take(rd, &it, at_t, as_of, &cnt, has_del))) return rc < 0 ? rc : 0;
+                if (cnt > before) rd->seg[runs_hit++] = before;
+                continue;
+            }
             gsnap_rec r;
             int g;
             while ((g = gsnap_dense__it_next(&it, &r)) > 0)

@@ -262,9 +262,11 @@ void gsnap_run__writer_free(gsnap_run_writer *w) {
     free(w->nodes);
     free(w->didx);
     free(w->dbuf);
+    free(w->dnode);
     free(w->arena);
     w->arena = NULL;
     w->ebuf = w->gbuf = w->dbuf = w->buf = NULL;
+    w->dnode = NULL;
     w->nodes = NULL;
     w->didx = NULL;
     w->cur = NULL;

@@ -17,8 +17,10 @@
  *   gs.dense   run id (u64 BE) | dir (u8) | kind (u8: 0 records, 1 index)
  *              -> the base run in dense layout: all records of `dir` in one
  *              value, and a node-indexed offset array (CSR) into them
- *              (format 3, GSD2/GSI2: each node's records as one compact
- *              body, byte offsets; formats 1-2, GSD1/GSI1: raw records).
+ *              (format 4, GSD3/GSI2: each node's records as one body of
+ *              bit-packed columns, byte offsets; format 3, GSD2/GSI2: each
+ *              node's records as one compact varint body; formats 1-2,
+ *              GSD1/GSI1: raw records).
  *   gs.bloom   run id (u64 BE) | dir (u8) -> blocked Bloom filter of the nodes
  *              that run holds records for in `dir` (queries skip the run's
  *              B-tree seek when the node is absent).
@@ -54,7 +56,7 @@
 #include <assert.h>
 #include <pthread.h>
 
-#define GSNAP_STORE_FORMAT 3u     /* 3: compact chunks (GSC2); 2: version log, horizon */
+#define GSNAP_STORE_FORMAT 4u     /* 4: bit-packed dense bodies (GSD3); 3: compact chunks (GSC2); 2: version log, horizon */
 #define GSNAP_STORE_FORMAT_OLDEST 1u /* formats 1-2 are read and upgraded on first commit */
 #define GSNAP_META_V1_BYTES 72
 #define GSNAP_META_MAGIC 0x50414e5347u /* "GSNAP" */
@@ -66,7 +68,11 @@
 #define GSNAP_DENSE_MAGIC 0x31445347u  /* "GSD1": raw records (formats 1-2) */
 #define GSNAP_INDEX_MAGIC 0x31495347u  /* "GSI1": record offsets */
 #define GSNAP_DENSE2_MAGIC 0x32445347u /* "GSD2": compact node bodies (format 3) */
-#define GSNAP_INDEX2_MAGIC 0x32495347u /* "GSI2": byte offsets of the bodies */
+#define GSNAP_INDEX2_MAGIC 0x32495347u /* "GSI2": byte offsets of the bodies (GSD2 and GSD3) */
+#define GSNAP_DENSE3_MAGIC 0x33445347u /* "GSD3": bit-packed node bodies (format 4) */
+/* GSD3: zero bytes after the last body, inside the checksummed payload, so
+ * that a field's 8- or 16-byte load never reads past the value. */
+#define GSNAP_DENSE3_PAD 16u
 #define GSNAP_CHUNK_RECS 510           /* 16 + 510*32 = 16336 B: 4 LMDB pages */
 #define GSNAP_REC_BYTES 32
 #define GSNAP_DATA_KEY 21
@@ -258,8 +264,9 @@ typedef struct {
     const unsigned char *idx;  /* u64 LE offsets, nidx entries */
     uint64_t nidx;
     int loaded;
-    int compact;               /* GSD2: recs holds plen bytes of encoded bodies */
-    uint64_t plen, bvop, bt;   /* GSD2: body bytes, the bases of the deltas */
+    int compact;               /* GSD2 or GSD3: recs holds plen bytes of encoded bodies */
+    int packed;                /* GSD3: the bodies are bit-packed columns */
+    uint64_t plen, bvop, bt;   /* GSD2/3: body bytes, the bases of the deltas */
 } gsnap_dense_ref;
 int gsnap_dense__load(gsnap_db *db, MDB_txn *txn, uint64_t run_id, uint8_t dir, gsnap_dense_ref *d,
                       int verify);
@@ -422,13 +429,40 @@ static inline int gsnap_codec__ids(const unsigned char **pp, const unsigned char
     return 0;
 }
 
-/* The records of one node of a dense run, either layout. */
+/* GSD3 (format 4): a node's body is
+ *   varint n (records, >= 1), varint nbr_min, varint zz(t_min - bt),
+ *   varint zz(vop_min - bvop), and when n >= 2: bytes wn, wt, wv (0..64)
+ *   and three bit columns, LSB first, no padding between them: n fields of
+ *   wn bits (nbr - nbr_min), n of wt (t - t_min, unsigned), n of wv
+ *   (vop - vop_min); the body ends at the byte holding the last bit.
+ * Every field sits at a computed bit offset: record i is read without the
+ * records before it, and a column is read alone (the ids need only nbr). */
+static inline uint64_t gsnap_bits__get(const unsigned char *base, uint64_t bit, unsigned w) {
+    uint64_t x;
+    __builtin_memcpy(&x, base + (bit >> 3), 8);
+    unsigned s = (unsigned)(bit & 7);
+    if (__builtin_expect(w <= 57, 1)) return (x >> s) & ((1ull << w) - 1); /* w = 0 gives 0 */
+    uint64_t y; /* 58..64 bits from up to 9 bytes */
+    __builtin_memcpy(&y, base + (bit >> 3) + 8, 8);
+    uint64_t v = s ? (x >> s) | (y << (64 - s)) : x;
+    return w == 64 ? v : v & ((1ull << w) - 1);
+}
+
+/* The records of one node of a dense run, any layout. */
 typedef struct {
     const gsnap_dense_ref *d;
     const unsigned char *p, *end; /* GSD2: the rest of the node's body */
-    uint64_t j, e;                /* GSD1: record index range */
-    uint64_t node, nbr, t;
+    uint64_t j, e;                /* GSD1: record index range; GSD3: next record, records */
+    uint64_t node, nbr, t;        /* GSD3: nbr and t are the minima */
+    const unsigned char *bits;    /* GSD3: the columns */
+    uint64_t vmin, bn, bt, bv;    /* GSD3: the next record's bit offsets */
+    unsigned wn, wt, wv;
+    int bad;                      /* GSD3: the body's head does not decode */
 } gsnap_dense_it;
+/* GSD3: the head of the body [p, end) into it; 0, or -1 when it is not what
+ * the writer produces (n of 0 or beyond the run's records, a width over 64,
+ * column bytes that do not end exactly at the body's end). */
+int gsnap_dense__packed_head(gsnap_dense_it *it, const unsigned char *p, const unsigned char *end);
 static inline void gsnap_dense__it(const gsnap_dense_ref *d, uint64_t node, gsnap_dense_it *it) {
     uint64_t b, e;
     gsnap_dense__range(d, node, &b, &e);
@@ -440,9 +474,30 @@ static inline void gsnap_dense__it(const gsnap_dense_ref *d, uint64_t node, gsna
     it->e = e;
     it->p = d->compact ? d->recs + b : NULL;
     it->end = d->compact ? d->recs + e : NULL;
+    it->bad = 0;
+    if (d->packed) { /* no records: e = 0, the rest never read but defined */
+        it->j = it->e = 0;
+        it->bits = NULL;
+        it->vmin = it->bn = it->bt = it->bv = 0;
+        it->wn = it->wt = it->wv = 0;
+        if (b < e) it->bad = gsnap_dense__packed_head(it, d->recs + b, d->recs + e);
+    }
 }
 /* 1: *r is the node's next record; 0: no more; -1: a malformed body. */
 static inline int gsnap_dense__it_next(gsnap_dense_it *it, gsnap_rec *r) {
+    if (it->d->packed) {
+        if (__builtin_expect(it->bad, 0)) return -1;
+        if (it->j >= it->e) return 0;
+        it->j++;
+        r->node = it->node;
+        r->nbr = it->nbr + gsnap_bits__get(it->bits, it->bn, it->wn);
+        r->t = (int64_t)(it->t + gsnap_bits__get(it->bits, it->bt, it->wt));
+        r->vop = it->vmin + gsnap_bits__get(it->bits, it->bv, it->wv);
+        it->bn += it->wn;
+        it->bt += it->wt;
+        it->bv += it->wv;
+        return 1;
+    }
     if (!it->d->compact) {
         if (it->j >= it->e) return 0;
         __builtin_memcpy(r, it->d->recs + it->j++ * GSNAP_REC_BYTES, GSNAP_REC_BYTES);
@@ -634,7 +689,10 @@ typedef struct {
     uint64_t dlast;           /* last node seen + 1 (index filled below it) */
     int dopen;                /* a direction's value is open */
     int dcomp;                /* dense values in GSD2 */
-    unsigned char *dbuf;      /* GSD2 payload being built (bases + bodies) */
+    int dpack;                /* dense values in GSD3 (dcomp is set too) */
+    gsnap_rec *dnode;         /* GSD3: the open node's records, packed when it closes */
+    size_t dnn, dncap;
+    unsigned char *dbuf;      /* GSD2/3 payload being built (bases + bodies) */
     size_t dcap, dbytes;      /* its capacity, the bodies' bytes so far */
     gsnap_rec dprev, dbase;   /* previous record of the direction; its first */
     /* compact chunks (GSC2), encoded as records arrive (runs.c) */

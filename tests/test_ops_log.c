@@ -9,6 +9,7 @@
  *     future format is refused with GSNAP_EFORMAT naming both versions. */
 #include "test.h"
 #include <lmdb.h>
+#include "store/store_int.h" /* GSNAP_STORE_FORMAT */
 
 #define NODES 30
 #define MAXEV 20000
@@ -211,7 +212,7 @@ int main(void) {
     OK(gsnap_batch_add(b, 1, 2, 99999));
     OK(gsnap_batch_commit(b, NULL));
     OK(gsnap_db_stats(db, &st));
-    CHECK(st.format_version == 3);
+    CHECK(st.format_version == GSNAP_STORE_FORMAT);
     OK(gsnap_db_log(db, NULL, latest, GSNAP_VERSION_LATEST, &lg, &n));
     CHECK(n == 2 && !lg[0].known && lg[1].known && lg[1].adds == 1);
     gsnap_free(lg);

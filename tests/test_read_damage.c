@@ -61,7 +61,7 @@ static uint64_t damage(const char *dir, const char *table, int *kdir) {
         /* the record's last byte ends its vop varint: flipping bit 0 keeps
          * the encoding well formed and changes the version */
         copy[c.p - 1 - copy] ^= 0x01;
-    } else if (dense && magic == GSNAP_DENSE2_MAGIC) { /* compact bodies: find the node of byte `at` */
+    } else if (dense && (magic == GSNAP_DENSE2_MAGIC || magic == GSNAP_DENSE3_MAGIC)) { /* bodies: the node of byte `at` */
         const unsigned char *p = copy + hdr, *end = copy + v.mv_size;
         uint64_t b1, b2;
         OK(gsnap_codec__get(&p, end, &b1) || gsnap_codec__get(&p, end, &b2));

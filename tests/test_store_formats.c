@@ -1,16 +1,19 @@
 /*
- * Store format 3 (compact GSC2 chunks) against format-2 databases.
- *   - A database written the way format 2 writes it (raw GSC1 chunks, meta
- *     format 2: the store's test hook gsnap_store__write_format) opens with
- *     this build, answers every neighbour query as it did, and passes check.
- *   - Its first commit upgrades it to format 3: new runs are GSC2, the old
- *     GSC1 runs keep being read (mixed runs answer exactly), check passes;
- *     merging everything rewrites all chunks as GSC2 with the same answers.
- *   - The same with compact ids, where the base run is dense: GSD1 values
- *     read, merged into GSD2.
+ * Store formats against the formats before them, each step as a build of
+ * that format writes it (the store's test hook gsnap_store__write_format):
+ * format 2 (raw GSC1 chunks, GSD1 dense values) to 3 (compact GSC2 chunks,
+ * GSD2 varint bodies), and 3 to 4 (GSD3 bit-packed dense bodies).
+ *   - A database written by the older format opens with this build, answers
+ *     every neighbour query as it did, and passes check.
+ *   - Its first commit upgrades it to the newer format (the meta record's
+ *     format): the old runs keep being read (mixed runs answer exactly),
+ *     check passes; merging everything rewrites all values in the newer
+ *     layout with the same answers.
+ *   - The same with compact ids, where the base run is dense: the old dense
+ *     values read, merged into the newer ones.
  *   - Format 3 stores fewer bytes per record than format 2.
- *   - A flipped byte in a GSC2 chunk fails the read (checksum or malformed,
- *     never a wrong answer) and check reports it.
+ *   - A flipped byte in a chunk or dense value of the newer layout fails the
+ *     read (checksum or malformed, never a wrong answer) and check reports it.
  */
 #include "test.h"
 #include "store/store_int.h"
@@ -20,6 +23,7 @@
 #define CAP 256
 
 static int g_sparse;
+static unsigned g_from; /* the older format; the newer is g_from + 1 */
 /* sparse ids: a chunked base; compact ids: a dense base (gs.dense) */
 static uint64_t id(uint64_t i) { return g_sparse ? i * 1000003u + 11 : i; }
 
@@ -74,15 +78,23 @@ static void kinds(const char *dir, const char *table, uint32_t m1, uint32_t m2, 
     mdb_txn_abort(txn);
     mdb_env_close(env);
 }
+/* The magics of the chunks and dense records values format f writes. */
+static uint32_t chunk_magic(unsigned f) { return f >= 3 ? GSNAP_CHUNK2_MAGIC : GSNAP_CHUNK_MAGIC; }
+static uint32_t dense_magic(unsigned f) {
+    return f >= 4 ? GSNAP_DENSE3_MAGIC : f == 3 ? GSNAP_DENSE2_MAGIC : GSNAP_DENSE_MAGIC;
+}
+/* a: values of the older format's kind, b: of the newer's (chunks of
+ * formats 3 and 4 are the same kind: counted in both) */
 static void chunks(const char *dir, uint64_t *a, uint64_t *b, uint64_t *bytes) {
-    kinds(dir, "gs.data", GSNAP_CHUNK_MAGIC, GSNAP_CHUNK2_MAGIC, a, b, bytes);
+    kinds(dir, "gs.data", chunk_magic(g_from), chunk_magic(g_from + 1), a, b, bytes);
 }
 static void dense_kinds(const char *dir, uint64_t *a, uint64_t *b, uint64_t *bytes) {
-    kinds(dir, "gs.dense", GSNAP_DENSE_MAGIC, GSNAP_DENSE2_MAGIC, a, b, bytes);
+    kinds(dir, "gs.dense", dense_magic(g_from), dense_magic(g_from + 1), a, b, bytes);
 }
 
-/* Flip bit 0 of the last byte of the last GSC2 chunk (gs.data) or of the
- * first GSD2 records value (gs.dense): a record's vop, still well formed. */
+/* Flip bit 0 of the last byte of the last chunk (gs.data) or of the first
+ * records value (gs.dense) of the newer format: a record's vop, still well
+ * formed (GSD3: a byte of the pad after the bodies). */
 static void flip(const char *dir, const char *table) {
     MDB_env *env; MDB_txn *txn; MDB_dbi dbi; MDB_cursor *cur; MDB_val k, v;
     OK(mdb_env_create(&env));
@@ -96,7 +108,7 @@ static void flip(const char *dir, const char *table) {
     memcpy(copy, v.mv_data, v.mv_size);
     uint32_t m;
     memcpy(&m, copy, 4);
-    CHECK(m == GSNAP_CHUNK2_MAGIC || m == GSNAP_DENSE2_MAGIC);
+    CHECK(m == chunk_magic(g_from + 1) || m == dense_magic(g_from + 1));
     copy[v.mv_size - 1] ^= 1;
     MDB_val nv = {v.mv_size, copy};
     OK(mdb_cursor_put(cur, &k, &nv, MDB_CURRENT));
@@ -107,7 +119,7 @@ static void flip(const char *dir, const char *table) {
 }
 
 static void one(void) {
-    char *dir = test_tmpdir("fmt3");
+    char *dir = test_tmpdir(g_from == 2 ? "fmt3" : "fmt4");
     gsnap_db *db = NULL;
     gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
     o.sync = GSNAP_SYNC_NONE;
@@ -115,31 +127,31 @@ static void one(void) {
     int nb = test_small() ? 3 : 6, per = test_small() ? 1500 : 4000;
     gsnap_db_stat st;
 
-    /* a format-2 database */
-    gsnap_store__write_format = 2;
+    /* a database of the older format */
+    gsnap_store__write_format = g_from;
     OK(gsnap_db_open(dir, &o, &db));
     for (int b = 0; b < nb; b++) batch(db, &rng, per, b * 10000, b == 1 ? 5 : 0);
     OK(gsnap_db_stats(db, &st));
-    CHECK(st.format_version == 2);
+    CHECK(st.format_version == g_from);
     answers(db, 1);
     gsnap_db_close(db);
-    gsnap_store__write_format = GSNAP_STORE_FORMAT;
+    gsnap_store__write_format = g_from + 1;
     chunks(dir, &c1, &c2, &by2);
     uint64_t dg1, dg2, dby2;
     dense_kinds(dir, &dg1, &dg2, &dby2);
-    CHECK(g_sparse ? c1 > 0 && c2 == 0 : dg1 == 2 && dg2 == 0);
+    CHECK(g_sparse ? c1 > 0 && (c2 == 0 || g_from >= 3) : dg1 == 2 && dg2 == 0);
 
     /* read by this build */
     OK(gsnap_db_open(dir, &o, &db));
     OK(gsnap_db_stats(db, &st));
-    CHECK(st.format_version == 2);
+    CHECK(st.format_version == g_from);
     CHECK(answers(db, 0) == 0);
     OK(gsnap_db_check(db, NULL, NULL, &probs));
     CHECK(probs == 0);
     /* upgraded by the first commit; old and new chunks side by side */
     batch(db, &rng, per, 900000, 3);
     OK(gsnap_db_stats(db, &st));
-    CHECK(st.format_version == 3);
+    CHECK(st.format_version == g_from + 1);
     answers(db, 1);
     OK(gsnap_db_check(db, NULL, NULL, &probs));
     CHECK(probs == 0);
@@ -155,17 +167,18 @@ static void one(void) {
     CHECK(probs == 0);
     gsnap_db_close(db);
     chunks(dir, &c1, &c2, &by3);
-    CHECK_MSG(c1 == 0 && (c2 > 0 || !g_sparse), "%llu GSC1, %llu GSC2 chunks after compact", (unsigned long long)c1,
+    CHECK_MSG((c1 == 0 || g_from >= 3) && (c2 > 0 || !g_sparse), "%llu GSC1, %llu GSC2 chunks after compact", (unsigned long long)c1,
               (unsigned long long)c2);
     uint64_t d1, d2, dby3;
     dense_kinds(dir, &d1, &d2, &dby3);
-    CHECK_MSG(g_sparse ? d1 + d2 == 0 : d1 == 0 && d2 == 2, "dense values: %llu GSD1, %llu GSD2",
+    CHECK_MSG(g_sparse ? d1 + d2 == 0 : d1 == 0 && d2 == 2, "dense values: %llu old, %llu new",
               (unsigned long long)d1, (unsigned long long)d2);
     /* the same records (plus one batch) in fewer bytes than format 2's */
-    CHECK_MSG((by3 + dby3) * 2 < by2 + dby2, "format 3: %llu bytes of records, format 2: %llu",
-              (unsigned long long)(by3 + dby3), (unsigned long long)(by2 + dby2));
+    if (g_from == 2)
+        CHECK_MSG((by3 + dby3) * 2 < by2 + dby2, "format 3: %llu bytes of records, format 2: %llu",
+                  (unsigned long long)(by3 + dby3), (unsigned long long)(by2 + dby2));
 
-    /* damage in a GSC2 chunk (or the GSD2 base): reads fail, check reports it */
+    /* damage in a chunk (or the dense base) of the newer format: reads fail, check reports it */
     if (g_sparse) flip(dir, "gs.data");
     else flip(dir, "gs.dense");
     OK(gsnap_db_open(dir, &o, &db));
@@ -183,11 +196,14 @@ static void one(void) {
     OK(gsnap_db_check(db, NULL, NULL, &probs));
     CHECK(probs >= 1);
     gsnap_db_close(db);
+    gsnap_store__write_format = GSNAP_STORE_FORMAT;
     test_rmdir(dir);
     free(dir);
 }
 
 int main(void) {
-    for (g_sparse = 1; g_sparse >= 0; g_sparse--) one();
+    CHECK(GSNAP_STORE_FORMAT == 4); /* a new format adds its step here */
+    for (g_from = 2; g_from < GSNAP_STORE_FORMAT; g_from++)
+        for (g_sparse = 1; g_sparse >= 0; g_sparse--) one();
     TEST_DONE();
 }

@@ -62,7 +62,8 @@ int gsnap_store__node_raw(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir
         size_t before = *n;
         if (run->info.flags & GSNAP_RUN_DENSE) {
             gsnap_dense_ref *d = &rd->denses[i * 2 + (unsigned)dir];
-            if (!d->loaded && (rc = gsnap_dense__load(db, rd->txn, run->id, (uint8_t)dir, d, 0))) return rc;
+            /* verified once per process, as the point queries' reads are */
+            if (!d->loaded && (rc = gsnap_dense__load(db, rd->txn, run->id, (uint8_t)dir, d, -1))) return rc;
             gsnap_dense_it it;
             gsnap_dense__it(d, node, &it);
             gsnap_rec r;
@@ -75,7 +76,7 @@ int gsnap_store__node_raw(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir
             if (!bl->loaded && (rc = gsnap_bloom__load(db, rd->txn, run->id, (uint8_t)dir, bl))) return rc;
             if (!gsnap_bloom__may_contain(bl, node)) continue;
             gsnap_run_reader rr = {0};
-            if ((rc = gsnap_run__seek(db, rd->cur, run->id, (uint8_t)dir, node, &rr, 0))) return rc;
+            if ((rc = gsnap_run__seek(db, rd->cur, run->id, (uint8_t)dir, node, &rr, 2))) return rc;
             while (!rr.done) {
                 gsnap_rec r;
                 gsnap_run__reader_peek(&rr, &r);

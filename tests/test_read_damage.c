@@ -125,6 +125,21 @@ static void one(int sparse) {
     uint64_t bad = damage(dir, sparse ? "gs.data" : "gs.dense", &kdir);
     OK(gsnap_db_open(dir, &o, &db));
 
+    /* the raw events of the damaged node (store/events.c, what the temporal
+     * sampler reads), asked first by this handle: an error too (the dense
+     * value was loaded without its checksum on this path) */
+    {
+        gsnap_read *rd;
+        gsnap_store_ev *ev = NULL;
+        size_t nev = 0, evcap = 0;
+        OK(gsnap_read_begin(db, &rd));
+        int rrc = gsnap_store__node_raw(db, rd, bad, (gsnap_dir)kdir, 0, GSNAP_VERSION_LATEST, &ev, &nev, &evcap);
+        CHECK_MSG(rrc == GSNAP_ECHECKSUM, "sparse %d: raw events of damaged node %" PRIu64 " returned %d", sparse,
+                  bad, rrc);
+        free(ev);
+        gsnap_read_end(rd);
+    }
+
     /* the damaged node: an error, never an answer */
     gsnap_nbr buf[64];
     size_t cnt = 0;

@@ -152,13 +152,8 @@ static int packed_flush(gsnap_run_writer *w) {
 
 /* GSD3: one more record of the open node. */
 static int packed_push(gsnap_run_writer *w, const gsnap_rec *r) {
-    if (w->dnn == w->dncap) {
-        size_t nc = w->dncap ? w->dncap * 2 : 256;
-        gsnap_rec *nr = realloc(w->dnode, nc * sizeof *nr);
-        if (!nr) return GSNAP_ENOMEM;
-        w->dnode = nr;
-        w->dncap = nc;
-    }
+    if (w->dnn == w->dncap && gsnap_vec_reserve((void **)&w->dnode, &w->dncap, w->dnn + 1, sizeof *w->dnode))
+        return GSNAP_ENOMEM;
     w->dnode[w->dnn++] = *r;
     return 0;
 }

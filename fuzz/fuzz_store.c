@@ -180,9 +180,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         hs = 16; xo = 8; magic = GSNAP_CHUNK2_MAGIC;
         if (t->vlen >= 4) memcpy(&magic, t->val, 4);
     }
-    if (t->kind == 4) {
+    if (t->kind == 4) { /* the dense kind the database holds (GSD3/GSI2; GSD1/GSI1 when there is none) */
         hs = sizeof(struct gsnap_dense_hdr); xo = 16;
         magic = t->klen > 9 && t->key[9] ? GSNAP_INDEX_MAGIC : GSNAP_DENSE_MAGIC;
+        if (t->vlen >= 4) memcpy(&magic, t->val, 4);
     }
     if (t->kind == 5) { hs = sizeof(struct gsnap_bloom_hdr); xo = 8; magic = GSNAP_BLOOM_MAGIC; }
     if (hs && len >= hs) {

@@ -135,6 +135,9 @@ static int packed_flush(gsnap_run_writer *w) {
     if (n >= 2) {
         unsigned wn = bit_width(nmax - nmin), wt = bit_width((uint64_t)tmax - (uint64_t)tmin),
                  wv = bit_width(vmax - vmin);
+        /* a record takes a byte at least (wv widened: its high bits stay 0),
+         * so a body's count is bounded by its bytes, as a reader checks */
+        if (wn + wt + wv < GSNAP_DENSE3_MIN_BITS) wv = GSNAP_DENSE3_MIN_BITS - wn - wt;
         *p++ = (unsigned char)wn;
         *p++ = (unsigned char)wt;
         *p++ = (unsigned char)wv;
@@ -169,7 +172,8 @@ int gsnap_dense__packed_head(gsnap_dense_it *it, const unsigned char *p, const u
     it->vmin = d->bvop + gsnap_codec__unzz(zv);
     it->wn = it->wt = it->wv = 0;
     if (n >= 2) {
-        if (end - p < 3 || p[0] > 64 || p[1] > 64 || p[2] > 64) return -1;
+        if (end - p < 3 || p[0] > 64 || p[1] > 64 || p[2] > 64 || (unsigned)(p[0] + p[1] + p[2]) < GSNAP_DENSE3_MIN_BITS)
+            return -1;
         it->wn = p[0];
         it->wt = p[1];
         it->wv = p[2];

@@ -73,6 +73,10 @@
 /* GSD3: zero bytes after the last body, inside the checksummed payload, so
  * that a field's 8- or 16-byte load never reads past the value. */
 #define GSNAP_DENSE3_PAD 16u
+/* GSD3: the least bits a record of a body of 2 or more takes (wn + wt + wv):
+ * a body's count is then at most its bytes, as GSD2's is at most a third of
+ * them, so a damaged count cannot ask a reader for more room than that. */
+#define GSNAP_DENSE3_MIN_BITS 8u
 #define GSNAP_CHUNK_RECS 510           /* 16 + 510*32 = 16336 B: 4 LMDB pages */
 #define GSNAP_REC_BYTES 32
 #define GSNAP_DATA_KEY 21
@@ -431,8 +435,8 @@ static inline int gsnap_codec__ids(const unsigned char **pp, const unsigned char
 
 /* GSD3 (format 4): a node's body is
  *   varint n (records, >= 1), varint nbr_min, varint zz(t_min - bt),
- *   varint zz(vop_min - bvop), and when n >= 2: bytes wn, wt, wv (0..64)
- *   and three bit columns, LSB first, no padding between them: n fields of
+ *   varint zz(vop_min - bvop), and when n >= 2: bytes wn, wt, wv (0..64,
+ *   their sum at least GSNAP_DENSE3_MIN_BITS) and three bit columns, LSB first, no padding between them: n fields of
  *   wn bits (nbr - nbr_min), n of wt (t - t_min, unsigned), n of wv
  *   (vop - vop_min); the body ends at the byte holding the last bit.
  * Every field sits at a computed bit offset: record i is read without the

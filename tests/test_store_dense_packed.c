@@ -17,6 +17,7 @@
 #include "test.h"
 #include "store/store_int.h"
 #include <lmdb.h>
+#include <xxhash.h>
 
 #define NODES 300
 #define BATCHES 24
@@ -115,6 +116,65 @@ static uint32_t dense_records_magic(const char *dir) {
     return m;
 }
 
+/* A crafted GSD3 value, checksums recomputed (what damage cannot do by
+ * chance, a crafted file can): the head of node HUB's body (dir 0) becomes a
+ * count of 2^24 records of widths 0 (no column bytes), the index ends the
+ * body right there, and the header's count is raised to match. The widths
+ * must add up to 8 bits at least (GSNAP_DENSE3_MIN_BITS), so the body is
+ * refused: it cannot ask a reader for 2^24 records out of a few bytes. */
+static void craft_zero_width_body(const char *dir) {
+    MDB_env *env; MDB_txn *txn; MDB_dbi dbi; MDB_val k, v, ik, iv;
+    MDB_cursor *cur;
+    OK(mdb_env_create(&env));
+    mdb_env_set_maxdbs(env, 64);
+    OK(mdb_env_open(env, dir, 0, 0664));
+    OK(mdb_txn_begin(env, NULL, 0, &txn));
+    OK(mdb_dbi_open(txn, "gs.dense", 0, &dbi));
+    OK(mdb_cursor_open(txn, dbi, &cur));
+    OK(mdb_cursor_get(cur, &k, &v, MDB_FIRST)); /* (run, dir 0, records) */
+    CHECK(((unsigned char *)k.mv_data)[8] == 0 && ((unsigned char *)k.mv_data)[9] == 0);
+    OK(mdb_cursor_get(cur, &ik, &iv, MDB_NEXT)); /* (run, dir 0, index) */
+    CHECK(((unsigned char *)ik.mv_data)[9] == 1);
+    size_t hs = sizeof(struct gsnap_dense_hdr);
+    unsigned char *rv = malloc(v.mv_size), *xv = malloc(iv.mv_size);
+    memcpy(rv, v.mv_data, v.mv_size);
+    memcpy(xv, iv.mv_data, iv.mv_size);
+    const unsigned char *p = rv + hs, *end = rv + v.mv_size;
+    uint64_t b1, b2, off0, off1;
+    OK(gsnap_codec__get(&p, end, &b1) || gsnap_codec__get(&p, end, &b2));
+    memcpy(&off0, xv + hs + HUB * 8, 8);
+    memcpy(&off1, xv + hs + (HUB + 1) * 8, 8);
+    unsigned char *body = (unsigned char *)p + off0, head[32];
+    size_t hl = gsnap_codec__put(head, (uint64_t)1 << 24);
+    hl += gsnap_codec__put(head + hl, 5);
+    hl += gsnap_codec__put(head + hl, 0);
+    hl += gsnap_codec__put(head + hl, 0);
+    head[hl++] = 0; head[hl++] = 0; head[hl++] = 0; /* widths 0, 0, 0: no column bytes */
+    CHECK(off1 - off0 >= hl);
+    memcpy(body, head, hl);
+    uint64_t nend = off0 + hl, count = (uint64_t)1 << 25;
+    memcpy(xv + hs + (HUB + 1) * 8, &nend, 8);
+    memcpy(rv + 8, &count, 8);
+    uint64_t x = XXH3_64bits(rv + hs, v.mv_size - hs);
+    memcpy(rv + 16, &x, 8);
+    x = XXH3_64bits(xv + hs, iv.mv_size - hs);
+    memcpy(xv + 16, &x, 8);
+    unsigned char rk[10], xk[10]; /* the keys copied before any write moves the pages */
+    memcpy(rk, k.mv_data, 10);
+    memcpy(xk, ik.mv_data, 10);
+    size_t rlen = v.mv_size, xlen = iv.mv_size;
+    mdb_cursor_close(cur);
+    MDB_val kk = {10, rk}, nv = {rlen, rv};
+    OK(mdb_put(txn, dbi, &kk, &nv, 0));
+    kk = (MDB_val){10, xk};
+    nv = (MDB_val){xlen, xv};
+    OK(mdb_put(txn, dbi, &kk, &nv, 0));
+    OK(mdb_txn_commit(txn));
+    mdb_env_close(env);
+    free(rv);
+    free(xv);
+}
+
 static uint64_t before[NQ][2][NODES], after[NQ][2][NODES];
 
 static void one(int dels) {
@@ -194,6 +254,15 @@ static void one(int dels) {
         for (int d = 0; d < 2; d++)
             for (int v = 0; v < NODES; v++) diff += before[q][d][v] != after[q][d][v];
     CHECK(diff == 0);
+    gsnap_db_close(db);
+
+    craft_zero_width_body(dir);
+    OK(gsnap_db_open(dir, &o, &db));
+    {
+        size_t n = 0;
+        int rc = gsnap_neighbors(db, NULL, HUB, GSNAP_DIR_IN, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, NULL, 0, &n);
+        CHECK_MSG(rc == GSNAP_ECORRUPT, "a body of 2^24 records in a few bytes: rc %d, %zu neighbours", rc, n);
+    }
     gsnap_db_close(db);
     test_rmdir(dir);
     free(dir);

@@ -172,7 +172,8 @@ int gsnap_dense__packed_head(gsnap_dense_it *it, const unsigned char *p, const u
     it->vmin = d->bvop + gsnap_codec__unzz(zv);
     it->wn = it->wt = it->wv = 0;
     if (n >= 2) {
-        if (end - p < 3 || p[0] > 64 || p[1] > 64 || p[2] > 64 || (unsigned)(p[0] + p[1] + p[2]) < GSNAP_DENSE3_MIN_BITS)
+        if (end - p < 3 || p[0] > 64 || p[1] > 64 || p[2] > 64 ||
+            (unsigned)(p[0] + p[1] + p[2]) < GSNAP_DENSE3_MIN_BITS)
             return -1;
         it->wn = p[0];
         it->wt = p[1];

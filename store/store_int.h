@@ -436,9 +436,10 @@ static inline int gsnap_codec__ids(const unsigned char **pp, const unsigned char
 /* GSD3 (format 4): a node's body is
  *   varint n (records, >= 1), varint nbr_min, varint zz(t_min - bt),
  *   varint zz(vop_min - bvop), and when n >= 2: bytes wn, wt, wv (0..64,
- *   their sum at least GSNAP_DENSE3_MIN_BITS) and three bit columns, LSB first, no padding between them: n fields of
- *   wn bits (nbr - nbr_min), n of wt (t - t_min, unsigned), n of wv
- *   (vop - vop_min); the body ends at the byte holding the last bit.
+ *   their sum at least GSNAP_DENSE3_MIN_BITS) and three bit columns, LSB
+ *   first, no padding between them: n fields of wn bits (nbr - nbr_min),
+ *   n of wt (t - t_min, unsigned), n of wv (vop - vop_min); the body ends
+ *   at the byte holding the last bit.
  * Every field sits at a computed bit offset: record i is read without the
  * records before it, and a column is read alone (the ids need only nbr). */
 static inline uint64_t gsnap_bits__get(const unsigned char *base, uint64_t bit, unsigned w) {
@@ -465,7 +466,8 @@ typedef struct {
 } gsnap_dense_it;
 /* GSD3: the head of the body [p, end) into it; 0, or -1 when it is not what
  * the writer produces (n of 0 or beyond the run's records, a width over 64,
- * column bytes that do not end exactly at the body's end). */
+ * widths adding up to less than GSNAP_DENSE3_MIN_BITS, column bytes that do
+ * not end exactly at the body's end, bits set after the last field). */
 int gsnap_dense__packed_head(gsnap_dense_it *it, const unsigned char *p, const unsigned char *end);
 static inline void gsnap_dense__it(const gsnap_dense_ref *d, uint64_t node, gsnap_dense_it *it) {
     uint64_t b, e;

@@ -356,7 +356,7 @@ int gsnap_batch_commit(gsnap_batch *b, uint64_t *version) {
         rc = gsnap_store__err(db, GSNAP_ESTATE, "the batch failed earlier and cannot be committed");
         goto out;
     }
-    if (b->n == 0 && b->next == 0 && b->src.commit_ns) { /* an explicitly timed empty version */
+    if (b->n == 0 && b->next == 0 && (b->src.commit_ns || b->src.restore)) { /* an empty version: timed, or a load's */
         if ((rc = gsnap_store__write(db, commit_fn, &c))) goto out;
         if (version) *version = c.version;
         goto out;

@@ -196,8 +196,6 @@ static int commit_version(load_state *ls) {
     int rc;
     if ((rc = check_claim(ls))) return rc;
     if (ls->ext && ls->ext->load_commit && (rc = ls->ext->load_commit(ls->db, ls->xstate, ls->b))) return rc;
-    if (!ls->claim && ls->r_adds + ls->r_dels == 0) /* a format-1 version without events: still a version */
-        gsnap_batch_set_commit_time(ls->b, 1);
     rc = gsnap_batch_commit(ls->b, &v);
     ls->b = NULL;
     if (rc) { /* the place in the dump: the store's message names no line. A

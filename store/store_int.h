@@ -577,17 +577,20 @@ struct gsnap_batch_source {
     int64_t commit_ns; /* 0: the clock at commit */
     int have_counts;   /* load: log these counts instead of the batch's */
     int no_events;     /* committed without events (flag 1 in the log record) */
-    int restore;       /* load: the events restore a dumped version, so the
-                          retention horizon time does not refuse them */
+    int restore;       /* load: the batch restores a dumped version: it is a
+                          version even without events, and the retention
+                          horizon time does not refuse its events */
     uint64_t adds, deletes;
     int64_t min_t, max_t;
 };
 /* load: the version-log counts to record (those of the dumped version, which
  * a retention fold may have made differ from the events still stored). */
 void gsnap_batch__set_counts(gsnap_batch *b, uint64_t adds, uint64_t deletes, int64_t min_t, int64_t max_t);
-/* load: this batch restores a dumped version. A source compacted at horizon
- * H holds, in its versions from H on, events older than its horizon time
- * (committed before the fold); they are history, not new events. */
+/* load: this batch restores a dumped version, so it commits as a version of
+ * its own even with no events (a version whose events a fold removed, or a
+ * format-1 version without any). A source compacted at horizon H holds, in
+ * its versions from H on, events older than its horizon time (committed
+ * before the fold); they are history, not new events. */
 void gsnap_batch__set_restore(gsnap_batch *b);
 int gsnap_vlog__put(gsnap_db *db, MDB_txn *txn, uint64_t version, const struct gsnap_batch_source *src,
                     uint64_t adds, uint64_t deletes, int64_t min_t, int64_t max_t);

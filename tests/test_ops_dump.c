@@ -11,6 +11,7 @@
  * an event the batch refuses: each GSNAP_EPARSE naming FILE:LINE, with the
  * versions before the bad line committed and no other. */
 #include "ops_util.h"
+#include <time.h>
 #include "store/store_int.h" /* GSNAP_STORE_FORMAT */
 
 static char *slurp(const char *path, size_t *len) {
@@ -302,6 +303,34 @@ static void test_load_line_order(const char *dir) {
     uint64_t v = 0;
     int rc = load_case(dir, unk, strlen(unk), msg, sizeof msg, &v, NULL);
     CHECK_MSG(rc == 0 && v == 2, "empty format-1 version: rc %d, newest %llu: %s", rc, (unsigned long long)v, msg);
+    /* committed as the one with events is: at the load's time, not with a
+     * made-up commit time of 1 ns after the epoch */
+    {
+        char fp[600], dbp[600];
+        snprintf(fp, sizeof fp, "%s/unk.dump", dir);
+        snprintf(dbp, sizeof dbp, "%s/unk.db", dir);
+        FILE *w = fopen(fp, "wb");
+        CHECK(w && fwrite(unk, 1, strlen(unk), w) == strlen(unk) && fclose(w) == 0);
+        gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
+        o.sync = GSNAP_SYNC_NONE;
+        gsnap_db *x = NULL;
+        OK(gsnap_db_open(dbp, &o, &x));
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        int64_t before = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+        FILE *f = fopen(fp, "r");
+        OK(gsnap_db_load(x, f, fp, NULL, NULL));
+        fclose(f);
+        gsnap_version_info *lg = NULL;
+        size_t n = 0;
+        OK(gsnap_db_log(x, NULL, 1, GSNAP_VERSION_LATEST, &lg, &n));
+        CHECK(n == 2);
+        for (size_t i = 0; i < n; i++)
+            CHECK_MSG(lg[i].commit_ns >= before, "version %llu: commit time %lld, the load began at %lld",
+                      (unsigned long long)lg[i].version, (long long)lg[i].commit_ns, (long long)before);
+        gsnap_free(lg);
+        gsnap_db_close(x);
+    }
 }
 
 /* 10. The dump's horizon is in force from its line on, so that a load that

@@ -7,6 +7,7 @@
  *   graphsnap attr list [--json]
  */
 #include "cli/cli.h"
+#include "common/common.h" /* gsnap_dec_u64, gsnap_dec_i64: strict decimals */
 #include "features/features.h"
 
 #include <ctype.h>
@@ -142,23 +143,17 @@ static int next_field(fields *F, char **s, char **e) {
 
 enum { NUM_OK = 0, NUM_BAD, NUM_OVERFLOW };
 
-/* A signed decimal integer: optional '-', then digits only (no '+', no blanks,
- * no '0x', no point or exponent), within int64. */
+/* A signed decimal integer, the whole of s: optional '-', then digits only
+ * (no '+', no blanks, no '0x', no point or exponent), within int64
+ * (gsnap_dec_i64); digits beyond the range are NUM_OVERFLOW. */
 static int parse_i64(const char *s, int64_t *out) {
-    int neg = *s == '-';
-    uint64_t v = 0, lim = neg ? (uint64_t)INT64_MAX + 1u : (uint64_t)INT64_MAX;
-    int ovf = 0;
-    if (neg) s++;
-    if (!*s) return NUM_BAD;
-    for (; *s; s++) {
-        unsigned d = (unsigned)(*s - '0');
-        if (d > 9) return NUM_BAD;
-        if (v > (lim - d) / 10) ovf = 1;
-        else v = v * 10 + d;
-    }
-    if (ovf) return NUM_OVERFLOW;
-    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
-    return NUM_OK;
+    const char *p = s;
+    if (gsnap_dec_i64(&p, out) == 0 && *p == 0) return NUM_OK;
+    p = s + (*s == '-');
+    if (!*p) return NUM_BAD;
+    for (; *p; p++)
+        if (*p < '0' || *p > '9') return NUM_BAD;
+    return NUM_OVERFLOW;
 }
 
 /* A decimal number: an optional sign, digits with an optional '.' (digits on
@@ -211,10 +206,9 @@ static int ingest_text(loader *L, const char *path, FILE *f) {
         if (fr < 0) goto empty_field;
         char save = *e;
         *e = 0;
-        char *end;
-        errno = 0;
-        unsigned long long node = strtoull(s, &end, 10);
-        if (*s == '-' || *s == '+' || end != e || errno) {
+        uint64_t node = 0;
+        const char *end = s;
+        if (gsnap_dec_u64(&end, &node) || *end) { /* digits only, below 2^64 */
             cli_err("%s:%llu: field 1: '%.*s%s' is not a node id (unsigned integer)", path, (unsigned long long)lineno,
                     FQ(s));
             rc = GSNAP_EPARSE;

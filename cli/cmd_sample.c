@@ -5,7 +5,7 @@
  */
 #include "cli/cli.h"
 #include "cli/sample_adapt.h"
-#include <errno.h>
+#include "common/common.h" /* gsnap_dec_u64 */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -166,10 +166,9 @@ static int read_seeds(const char *path, uint64_t **out, size_t *n) {
         }
         for (char *save = NULL, *tok = strtok_r(line, " \t\r\n\v\f", &save); tok && !rc;
              tok = strtok_r(NULL, " \t\r\n\v\f", &save)) {
-            char *end;
-            errno = 0;
-            unsigned long long x = strtoull(tok, &end, 10);
-            if (tok[0] < '0' || tok[0] > '9' || *end || errno == ERANGE) {
+            uint64_t x = 0;
+            const char *end = tok;
+            if (gsnap_dec_u64(&end, &x) || *end) { /* digits only, below 2^64 */
                 cli_err("--seeds: %s:%llu: '%s' is not a node id (an unsigned integer below 2^64)", path, lineno,
                         tok);
                 rc = CLI_ERR;

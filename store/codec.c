@@ -141,25 +141,68 @@ int gsnap_codec__next(gsnap_codec_cur *c, gsnap_rec *r) {
     return 1;
 }
 
-int64_t gsnap_codec__group_rest(gsnap_codec_cur *c, gsnap_rec *r) {
-    uint64_t n = c->gleft, nbr = c->nbr, t = c->t;
+/* A varint of 1-4 bytes at p, 8 bytes readable there: its length, its
+ * value in *v; 0 when it is longer (or overlong: a trailing zero byte), left
+ * to gsnap_codec__get. No branch on the length: a hub's records mix 3- and
+ * 4-byte time deltas, which the byte loop mispredicts about once a record. */
+static inline unsigned varint4(const unsigned char *p, uint64_t *v) {
+    uint64_t w;
+    memcpy(&w, p, 8); /* little endian, as the format */
+    uint32_t stop = ~(uint32_t)w & 0x80808080u;
+    unsigned bits = stop ? (unsigned)__builtin_ctz(stop) + 1 : 0; /* 8 x the length */
+    uint64_t x = w & ((1ull << bits) - 1) & 0x7f7f7f7fu;
+    *v = (x & 0x7f) | ((x >> 1) & 0x3f80) | ((x >> 2) & 0x1fc000) | ((x >> 3) & 0xfe00000);
+    if (bits > 8 && !((w >> (bits - 8)) & 0xff)) return 0; /* overlong */
+    return bits >> 3;
+}
+
+/* A record's three varints by the general decoder (out of the loop below:
+ * rare, and inlined it cost the loop its registers). 0, or -1 malformed. */
+__attribute__((noinline)) static int rec_slow(const unsigned char **p, const unsigned char *gend, uint64_t v[3]) {
+    return get_varint(p, gend, &v[0]) || get_varint(p, gend, &v[1]) || get_varint(p, gend, &v[2]) ? -1 : 0;
+}
+
+int64_t gsnap_codec__group_take(gsnap_codec_cur *c, gsnap_rec *r, int64_t at_t, uint64_t as_of, uint64_t *del) {
+    uint64_t n = c->gleft, nbr = c->nbr, t = c->t, node = c->node, bvop = c->bvop, d = 0;
+    const unsigned char *p = c->p, *gend = c->gend;
+    gsnap_rec *o = r;
     for (uint64_t i = 0; i < n; i++) {
-        uint64_t dn, dt, dv;
-        if (get_varint(&c->p, c->gend, &dn) || get_varint(&c->p, c->gend, &dt) || get_varint(&c->p, c->gend, &dv))
-            return c->why = "truncated record", -1;
-        nbr += dn;
-        t += gsnap_codec__unzz(dt);
-        r[i].node = c->node;
-        r[i].nbr = nbr;
-        r[i].t = (int64_t)t;
-        r[i].vop = c->bvop + gsnap_codec__unzz(dv);
+        uint64_t f[3];
+        unsigned l1 = 0, l2 = 0, l3 = 0;
+        /* three short varints read with three 8-byte loads, all inside the
+         * group: 16 bytes of room (the third load starts at most 8 in) */
+        if (__builtin_expect(gend - p >= 16, 1)) {
+            l1 = varint4(p, &f[0]);
+            l2 = varint4(p + l1, &f[1]);
+            l3 = varint4(p + l1 + l2, &f[2]);
+        }
+        if (__builtin_expect(l1 && l2 && l3, 1)) p += l1 + l2 + l3;
+        else if (rec_slow(&p, gend, f)) return c->why = "truncated record", -1;
+        nbr += f[0];
+        t += gsnap_codec__unzz(f[1]);
+        uint64_t vop = bvop + gsnap_codec__unzz(f[2]);
+        o->node = node;
+        o->nbr = nbr;
+        o->t = (int64_t)t;
+        o->vop = vop;
+        /* written always, kept by moving on: no branch on the filter */
+        uint64_t keep = (uint64_t)((int64_t)t <= at_t) & (uint64_t)((vop >> 1) <= as_of);
+        d |= vop & keep;
+        o += keep;
     }
+    c->p = p;
     c->nbr = nbr;
     c->t = t;
     c->left -= n;
     c->gleft = 0;
-    if (n && c->p != c->gend) return c->why = "group length does not match its records", -1;
-    return (int64_t)n;
+    if (n && p != gend) return c->why = "group length does not match its records", -1;
+    *del |= d & 1;
+    return (int64_t)(o - r);
+}
+
+int64_t gsnap_codec__group_rest(gsnap_codec_cur *c, gsnap_rec *r) {
+    uint64_t del = 0;
+    return gsnap_codec__group_take(c, r, INT64_MAX, UINT64_MAX, &del);
 }
 
 int gsnap_codec__skip_to(gsnap_codec_cur *c, uint64_t node, uint64_t *skipped) {

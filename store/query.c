@@ -10,6 +10,7 @@
  */
 #include "store/store_int.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,52 +48,122 @@ static inline int scratch_push(gsnap_read *rd, const gsnap_rec *r, size_t *n) {
     return 0;
 }
 
-static int ev_less(const gsnap_rec *a, const gsnap_rec *b) {
-    if (a->nbr != b->nbr) return a->nbr < b->nbr;
+/* (nbr, t, version) order. Records of one neighbour are few (multi-edges),
+ * so the first test is predictable and the answer a flag, which the merges
+ * below use as a select rather than a branch: they interleave runs about at
+ * random, and a mispredicted branch per record cost more than the select. */
+static inline int ev_less(const gsnap_rec *a, const gsnap_rec *b) {
+    if (__builtin_expect(a->nbr != b->nbr, 1)) return a->nbr < b->nbr;
     if (a->t != b->t) return a->t < b->t;
     return (a->vop >> 1) < (b->vop >> 1);
 }
 
-/* Merge the runs' segments of rd->scratch[0..n) (boundaries rd->seg[0..nseg],
- * each segment already in (nbr, t, version) order, segments in run order, so
- * in version order) pairwise until one remains: O(n log nseg), stable (ties
- * keep the left, older segment first), the same order as a stable sort.
- * The result is in rd->scratch (the buffers are swapped as needed). */
+/* a[0..na) and b[0..nb) merged into dst (ties keep a's first). */
+static void merge2(const gsnap_rec *a, size_t na, const gsnap_rec *b, size_t nb, gsnap_rec *dst) {
+    size_t i = 0, j = 0, k = 0;
+    while (i < na && j < nb) {
+        size_t lt = (size_t)ev_less(&b[j], &a[i]);
+        dst[k++] = *(lt ? &b[j] : &a[i]);
+        j += lt;
+        i += lt ^ 1;
+    }
+    memcpy(dst + k, a + i, (na - i) * sizeof *dst);
+    memcpy(dst + k + (na - i), b + j, (nb - j) * sizeof *dst);
+}
+
+static int grow_recs(gsnap_rec **p, size_t *cap, size_t need) {
+    if (*cap >= need) return 0;
+    gsnap_rec *t = realloc(*p, need * sizeof *t);
+    if (!t) return GSNAP_ENOMEM;
+    *p = t;
+    *cap = need;
+    return 0;
+}
+
+/* The runs' segments of rd->scratch[0..n) (boundaries rd->seg[0..nseg],
+ * each already in (nbr, t, version) order, segments in run order, so in
+ * version order) merged two neighbours at a time until at most two remain,
+ * returned in out[0..2) (older first; out[1] empty when one remains).
+ * Each step merges the neighbours whose sizes add up least: a node's
+ * records are mostly in the oldest run (the base, 75 % of a hub's on an
+ * R-MAT store as ingested) and a few in each newer one, so the newer runs
+ * are merged among themselves and each record is moved once or twice,
+ * not once per level of a pairwise merge. Only neighbours merge, the older
+ * as a, so the order is that of a stable sort whatever the ties.
+ * Intermediate results go to rd->merge_tmp. */
+static int merge_down(gsnap_read *rd, size_t n, size_t nseg, gsnap_seg out[2]) {
+    gsnap_seg *sg = rd->segs; /* the segments, then room to plan on their sizes */
+    if (!sg && !(sg = rd->segs = malloc(2 * (rd->nruns + 1) * sizeof *sg))) return GSNAP_ENOMEM;
+    for (size_t i = 0; i < nseg; i++) sg[i] = (gsnap_seg){rd->scratch + rd->seg[i], (i + 1 < nseg ? rd->seg[i + 1] : n) - rd->seg[i]};
+    if (nseg > 2) { /* room for the intermediate results: the same steps, on sizes alone */
+        gsnap_seg *len = sg + nseg;
+        size_t m = nseg, need = 0;
+        memcpy(len, sg, nseg * sizeof *len);
+        while (m > 2) {
+            size_t b = 0;
+            for (size_t i = 1; i + 1 < m; i++)
+                if (len[i].n + len[i + 1].n < len[b].n + len[b + 1].n) b = i;
+            len[b].n += len[b + 1].n;
+            need += len[b].n;
+            memmove(len + b + 1, len + b + 2, (m - b - 2) * sizeof *len);
+            m--;
+        }
+        int rc = grow_recs(&rd->merge_tmp, &rd->merge_cap, need);
+        if (rc) return rc;
+        gsnap_rec *w = rd->merge_tmp;
+        while (nseg > 2) {
+            size_t b = 0;
+            for (size_t i = 1; i + 1 < nseg; i++)
+                if (sg[i].n + sg[i + 1].n < sg[b].n + sg[b + 1].n) b = i;
+            merge2(sg[b].p, sg[b].n, sg[b + 1].p, sg[b + 1].n, w);
+            sg[b] = (gsnap_seg){w, sg[b].n + sg[b + 1].n};
+            w += sg[b].n;
+            memmove(sg + b + 1, sg + b + 2, (nseg - b - 2) * sizeof *sg);
+            nseg--;
+        }
+    }
+    out[0] = nseg ? sg[0] : (gsnap_seg){rd->scratch, 0};
+    out[1] = nseg > 1 ? sg[1] : (gsnap_seg){rd->scratch, 0};
+    return 0;
+}
+
+/* The node's records merged into one (nbr, t, version) order, in rd->scratch. */
 static int merge_runs(gsnap_read *rd, size_t n, size_t nseg) {
     if (nseg <= 1) return 0;
-    if (rd->merge_cap < n) {
-        gsnap_rec *t = realloc(rd->merge_tmp, n * sizeof *t);
-        if (!t) return GSNAP_ENOMEM;
-        rd->merge_tmp = t;
-        rd->merge_cap = n;
-    }
-    gsnap_rec *src = rd->scratch, *dst = rd->merge_tmp;
-    size_t *seg = rd->seg;
-    while (nseg > 1) {
-        size_t w = 0;
-        for (size_t s = 0; s < nseg; s += 2) {
-            size_t lo = seg[s], mid = seg[s + 1], hi = s + 2 <= nseg ? seg[s + 2] : mid, k = lo;
-            size_t i = lo, j = mid;
-            while (i < mid && j < hi) dst[k++] = ev_less(&src[j], &src[i]) ? src[j++] : src[i++];
-            memcpy(dst + k, src + i, (mid - i) * sizeof *dst);
-            k += mid - i;
-            memcpy(dst + k, src + j, (hi - j) * sizeof *dst);
-            seg[w++] = lo;
-        }
-        seg[w] = n;
-        nseg = w;
-        gsnap_rec *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != rd->scratch) { /* swap the buffers: the answer is in scratch */
-        size_t c = rd->scratch_cap;
-        rd->merge_tmp = rd->scratch;
-        rd->scratch = src;
-        rd->scratch_cap = rd->merge_cap;
-        rd->merge_cap = c;
-    }
+    gsnap_seg s[2];
+    int rc = merge_down(rd, n, nseg, s);
+    if (rc || (rc = grow_recs(&rd->merge_out, &rd->merge_out_cap, n))) return rc;
+    merge2(s[0].p, s[0].n, s[1].p, s[1].n, rd->merge_out);
+    gsnap_rec *t = rd->scratch; /* swap: the answer is in scratch */
+    size_t c = rd->scratch_cap;
+    rd->scratch = rd->merge_out;
+    rd->scratch_cap = rd->merge_out_cap;
+    rd->merge_out = t;
+    rd->merge_out_cap = c;
     return 0;
+}
+
+static inline void nbr_of(gsnap_nbr *o, const gsnap_rec *r) {
+    o->node = r->nbr;
+    o->t = r->t;
+    o->version = r->vop >> 1;
+}
+
+/* The last merge of an answer without deletes, straight into the caller's
+ * buffer: the first `cap` instances of the merge of a and b (a older: first
+ * on ties), so the merged records are never written to a buffer of ours
+ * and then copied out by a replay. */
+static void merge2_into(gsnap_seg a, gsnap_seg b, gsnap_nbr *out, size_t cap) {
+    const gsnap_rec *pa = a.p, *ea = a.p + a.n, *pb = b.p, *eb = b.p + b.n;
+    gsnap_nbr *o = out, *oe = out + (cap < a.n + b.n ? cap : a.n + b.n);
+    while (o < oe && pa < ea && pb < eb) {
+        size_t lt = (size_t)ev_less(pb, pa);
+        nbr_of(o++, lt ? pb : pa);
+        pb += lt;
+        pa += lt ^ 1;
+    }
+    while (o < oe && pa < ea) nbr_of(o++, pa++);
+    while (o < oe && pb < eb) nbr_of(o++, pb++);
 }
 
 /* A verification failure while answering for `node`: say which node, which
@@ -112,12 +183,21 @@ static int node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir di
                        int64_t at_t, uint64_t as_of, size_t *n, size_t *nseg, int *has_del,
                        size_t *bad_run, int ids_only);
 
+/* The node's records that pass (at_t, as_of) in rd->scratch, one segment
+ * per run that has any; damage is reported naming the run. */
+static int gather(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir, int64_t at_t, uint64_t as_of,
+                  size_t *n, size_t *nseg, int *has_del) {
+    size_t bad = 0;
+    int rc = node_events(db, rd, node, dir, at_t, as_of, n, nseg, has_del, &bad, 0);
+    if (rc && bad < rd->nruns) return damage_err(db, rc, node, dir, &rd->runs[bad]);
+    return rc;
+}
+
 int gsnap_store__node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir,
                              int64_t at_t, uint64_t as_of, gsnap_rec **out, size_t *n,
                              int *sorted, int *has_del) {
-    size_t bad = 0, nseg = 0;
-    int rc = node_events(db, rd, node, dir, at_t, as_of, n, &nseg, has_del, &bad, 0);
-    if (rc && bad < rd->nruns) return damage_err(db, rc, node, dir, &rd->runs[bad]);
+    size_t nseg = 0;
+    int rc = gather(db, rd, node, dir, at_t, as_of, n, &nseg, has_del);
     if (rc) return rc;
     if (sorted) *sorted = 1; /* merged here: callers need not sort */
     if ((rc = merge_runs(rd, *n, nseg))) return rc;
@@ -166,7 +246,9 @@ static inline int take(gsnap_read *rd, const gsnap_rec *r, int64_t at_t, uint64_
 /* A GSD3 body's records that pass (at_t, as_of), all at once: room for all
  * of them first, then one loop without a branch per record (the times and
  * versions read first; a record is written always and kept by advancing the
- * count). 1 past the view's scratch_max, as take(). */
+ * count). Fields of at most 57 bits: one 8-byte load each (the 16 zero bytes
+ * that end the value keep every load inside it). 1 past the view's
+ * scratch_max, as take(). */
 static int packed_take(gsnap_read *rd, const gsnap_dense_it *it, int64_t at_t, uint64_t as_of, size_t *cnt,
                        int *has_del) {
     int rc;
@@ -174,13 +256,22 @@ static int packed_take(gsnap_read *rd, const gsnap_dense_it *it, int64_t at_t, u
     while (rd->scratch_cap - *cnt < it->e)
         if ((rc = scratch_grow(rd))) return rc;
     gsnap_rec *out = rd->scratch + *cnt, *o = out;
+    /* the iterator's fields in locals: the stores to o could alias them */
     const unsigned char *bits = it->bits;
+    const uint64_t node = it->node, nbr0 = it->nbr, t0 = it->t, v0 = it->vmin, e = it->e;
+    const unsigned wn = it->wn, wt = it->wt, wv = it->wv;
     uint64_t bn = it->bn, bt = it->bt, bv = it->bv, del = 0;
-    for (uint64_t i = 0; i < it->e; i++, bn += it->wn, bt += it->wt, bv += it->wv) {
-        int64_t t = (int64_t)(it->t + gsnap_bits__get(bits, bt, it->wt));
-        uint64_t vop = it->vmin + gsnap_bits__get(bits, bv, it->wv);
-        o->node = it->node;
-        o->nbr = it->nbr + gsnap_bits__get(bits, bn, it->wn);
+    assert(wn <= 57 && wt <= 57 && wv <= 57); /* each field in one load (the caller's test) */
+    const uint64_t mn = (1ull << wn) - 1, mt = (1ull << wt) - 1, mv = (1ull << wv) - 1; /* made once */
+    for (uint64_t i = 0; i < e; i++, bn += wn, bt += wt, bv += wv) {
+        uint64_t xn, xt, xv;
+        __builtin_memcpy(&xn, bits + (bn >> 3), 8);
+        __builtin_memcpy(&xt, bits + (bt >> 3), 8);
+        __builtin_memcpy(&xv, bits + (bv >> 3), 8);
+        int64_t t = (int64_t)(t0 + ((xt >> (bt & 7)) & mt));
+        uint64_t vop = v0 + ((xv >> (bv & 7)) & mv);
+        o->node = node;
+        o->nbr = nbr0 + ((xn >> (bn & 7)) & mn);
         o->t = t;
         o->vop = vop;
         uint64_t keep = (uint64_t)(t <= at_t) & (uint64_t)((vop >> 1) <= as_of);
@@ -189,6 +280,26 @@ static int packed_take(gsnap_read *rd, const gsnap_dense_it *it, int64_t at_t, u
     }
     *cnt += (size_t)(o - out);
     if (del & 1) *has_del = 1;
+    return 0;
+}
+
+/* The rest of a GSC2 group (the node's records in this chunk after the
+ * reader's current one) that pass (at_t, as_of), decoded in one loop
+ * (gsnap_codec__group_take) instead of a reader step per record. 1 past the
+ * view's scratch_max, as take(). */
+static int group_take(gsnap_db *db, gsnap_read *rd, gsnap_run_reader *rr, int64_t at_t, uint64_t as_of,
+                      size_t *cnt, int *has_del) {
+    uint64_t n = rr->cc.gleft, del = 0;
+    int rc;
+    while (rd->scratch_cap - *cnt < n)
+        if ((rc = scratch_grow(rd))) return rc;
+    int64_t k = gsnap_codec__group_take(&rr->cc, rd->scratch + *cnt, at_t, as_of, &del);
+    if (k < 0)
+        return gsnap_store__err(db, GSNAP_ECORRUPT, "run %llu dir %u: malformed compact chunk: %s",
+                                (unsigned long long)rr->run_id, rr->dir, rr->cc.why);
+    *cnt += (size_t)k;
+    rr->pos += n;
+    if (del) *has_del = 1;
     return 0;
 }
 
@@ -229,8 +340,9 @@ static int node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir di
             }
             gsnap_dense_it it;
             gsnap_dense__it(d, node, &it);
-            if (d->packed && !ids_only) {
-                if (it.bad) return gsnap_dense__bad(db, run->id, (uint8_t)dir, node);
+            /* packed fields of up to 57 bits (a body whose times or ids span
+             * more takes the iterator below) */
+            if (d->packed && !ids_only && !it.bad && it.wn <= 57 && it.wt <= 57 && it.wv <= 57) {
                 if ((rc = packed_take(rd, &it, at_t, as_of, &cnt, has_del))) return rc < 0 ? rc : 0;
                 if (cnt > before) rd->seg[runs_hit++] = before;
                 continue;
@@ -258,6 +370,8 @@ static int node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir di
             gsnap_run__reader_peek(&rr, &r);
             if (r.node != node) break;
             if ((rc = take(rd, &r, at_t, as_of, &cnt, before, has_del, ids_only))) return rc < 0 ? rc : 0;
+            if (!ids_only && rr.compact && rr.cc.gleft > 0 && (rc = group_take(db, rd, &rr, at_t, as_of, &cnt, has_del)))
+                return rc < 0 ? rc : 0;
             if ((rc = gsnap_run__reader_next(db, &rr))) return rc;
         }
         if (cnt > before) rd->seg[runs_hit++] = before;
@@ -316,14 +430,22 @@ static size_t replay(const gsnap_rec *ev, size_t n, int has_del, gsnap_nbr *out,
 /* Shared front half of neighbors/degree/iter. */
 static int answer(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir, int64_t at_t,
                   uint64_t as_of, gsnap_nbr *buf, size_t cap, size_t *count) {
-    gsnap_rec *ev;
-    size_t n;
-    int sorted, has_del, rc;
+    size_t n, nseg = 0;
+    int has_del, rc;
     if (as_of == GSNAP_VERSION_LATEST || as_of > rd->meta.version) as_of = rd->meta.version;
     if ((rc = gsnap_store__horizon_check(db, rd, at_t, as_of))) return rc;
-    if ((rc = gsnap_store__node_events(db, rd, node, dir, at_t, as_of, &ev, &n, &sorted, &has_del)))
-        return rc;
-    *count = replay(ev, n, has_del, buf, buf ? cap : 0);
+    if ((rc = gather(db, rd, node, dir, at_t, as_of, &n, &nseg, &has_del))) return rc;
+    if (!buf) cap = 0;
+    if (!has_del && (nseg >= 2 || !cap)) { /* every record is an instance: the last merge writes the answer */
+        *count = n;
+        if (!cap) return 0; /* the count alone (gsnap_degree): nothing to merge */
+        gsnap_seg s[2];
+        if ((rc = merge_down(rd, n, nseg, s))) return rc;
+        merge2_into(s[0], s[1], buf, cap);
+        return 0;
+    }
+    if ((rc = merge_runs(rd, n, nseg))) return rc;
+    *count = replay(rd->scratch, n, has_del, buf, cap);
     return 0;
 }
 

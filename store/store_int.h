@@ -167,6 +167,10 @@ int gsnap_codec__skip_to(gsnap_codec_cur *c, uint64_t node, uint64_t *skipped);
 /* The rest of the current group (c->gleft records, after a next that
  * returned 1) into r[0..gleft): their count, or -1 malformed (c->why). */
 int64_t gsnap_codec__group_rest(gsnap_codec_cur *c, gsnap_rec *r);
+/* The same, keeping only the records with t <= at_t and version <= as_of
+ * (r still needs room for all c->gleft): the number kept, or -1 malformed
+ * (c->why). *del |= 1 when a kept record is a delete. */
+int64_t gsnap_codec__group_take(gsnap_codec_cur *c, gsnap_rec *r, int64_t at_t, uint64_t as_of, uint64_t *del);
 /* Decode a whole payload of nrec records into out[nrec]: 0, or
  * GSNAP_ECORRUPT with *why. */
 int gsnap_codec__decode(const unsigned char *payload, size_t len, uint64_t nrec, gsnap_rec *out,
@@ -560,8 +564,11 @@ struct gsnap_read {
      * for the commit's warm-up view (store/warm.c), whose answer is dropped */
     size_t scratch_max;
     int scratch_full;
-    gsnap_rec *merge_tmp;   /* second buffer of the runs' merge (query.c) */
+    gsnap_rec *merge_tmp;   /* the runs' merge (query.c): intermediate results */
     size_t merge_cap;
+    gsnap_rec *merge_out;   /* and the final one, swapped with scratch */
+    size_t merge_out_cap;
+    struct gsnap_seg *segs; /* the segments being merged, nruns + 1 */
     size_t *seg;            /* start of each run's records in scratch, nruns + 1 */
     uint64_t *ids, *ids_tmp; /* distinct ids per run and their merge (distinct.c) */
     size_t ids_cap, ids_tmp_cap;
@@ -762,6 +769,9 @@ typedef struct {
     const uint32_t *nrec;       /* records of each chunk */
     uint32_t nc;
 } gsnap_run_held;
+
+/* A run's segment of a node's records, in the merge of an answer (query.c). */
+typedef struct gsnap_seg { gsnap_rec *p; size_t n; } gsnap_seg;
 
 /* Sequential reader over one run's records of one direction, from a node on. */
 typedef struct {

@@ -299,6 +299,8 @@ void gsnap_read_end(gsnap_read *rd) {
     free(rd->denses);
     free(rd->scratch);
     free(rd->merge_tmp);
+    free(rd->merge_out);
+    free(rd->segs);
     free(rd->seg);
     free(rd->ids);
     free(rd->ids_tmp);

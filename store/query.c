@@ -193,18 +193,6 @@ static int gather(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir, in
     return rc;
 }
 
-int gsnap_store__node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir,
-                             int64_t at_t, uint64_t as_of, gsnap_rec **out, size_t *n,
-                             int *sorted, int *has_del) {
-    size_t nseg = 0;
-    int rc = gather(db, rd, node, dir, at_t, as_of, n, &nseg, has_del);
-    if (rc) return rc;
-    if (sorted) *sorted = 1; /* merged here: callers need not sort */
-    if ((rc = merge_runs(rd, *n, nseg))) return rc;
-    *out = rd->scratch;
-    return 0;
-}
-
 int gsnap_store__node_ids(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir, int64_t at_t,
                           uint64_t as_of, size_t *n, size_t *nseg, int *has_del) {
     size_t bad = 0;

@@ -946,11 +946,6 @@ int gsnap_merge__dirs(gsnap_db *db, MDB_txn *txn, const gsnap_run *in, size_t n,
  * into one). One write txn. */
 int gsnap_store__compact(gsnap_db *db, int all);
 
-/* Records of one node gathered for a point-in-time answer (query.c). */
-int gsnap_store__node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir,
-                             int64_t at_t, uint64_t as_of, gsnap_rec **out, size_t *n,
-                             int *sorted, int *has_del);
-
 /* warm.c: after a commit, verify the live runs' Bloom filters and dense
  * values once this process has answered point queries (see the file), then
  * ask node `hint` (any id; best one the commit wrote) once to warm the

@@ -199,7 +199,7 @@ uint64_t gsnap_adv__enter_bound(const struct gsnap_rec_hdr *hd, uint32_t c);
 int gsnap_adv__thr_load(adv *a, unsigned h, uint64_t **thr, uint64_t *nthr);
 /* adv_tail.c */
 void gsnap_adv__addonly_check(adv *a);
-int gsnap_adv__tail_nin(adv *a, uint64_t v, const vec *old, int *done);
+int gsnap_adv__tail_nin(adv *a, uint64_t v, const vec *old, int capped, int *done);
 int gsnap_adv__cache_incr(adv *a, size_t i, size_t n, size_t m_full, uint64_t key, uint64_t gen,
                           const uint64_t *old, size_t nold, uint64_t old_deg, vec *out, int *done);
 /* adv_join.c */

@@ -81,7 +81,10 @@ static int hop1_node(adv *a, adv_pairs *P, size_t i, vec *old, vec *sc) {
     size_t n, k = 0;
     int rc, ch, capped = 0;
     if ((rc = old_nbrs(a, v, old, &capped))) return rc;
-    if (a->addonly && !capped && (rc = gsnap_adv__tail_nin(a, v, old, &ch))) return rc; /* adv_tail.c */
+    /* N_new = N_old u the appended adds (adv_tail.c): N_old is the stored
+     * list, or for a capped one the store's answer at the old (T, V) just
+     * read; either way no second query of v's whole adjacency */
+    if (a->addonly && (rc = gsnap_adv__tail_nin(a, v, old, capped, &ch))) return rc;
     if ((rc = gsnap_adv__nin(a, v, &xs, &n))) return rc;
     for (size_t j = 0; j < old->n; j++) { /* N_old subset of N_new? (both ascending) */
         while (k < n && xs[k] < old->v[j]) k++;

@@ -10,8 +10,10 @@
  * D_1(v) when it is not capped (D_1 = R_1 = N then; no record: empty), so
  * hop 1 reads only the appended events of v (gsnap_store__node_raw with
  * after = old V, which skips runs of older versions) instead of v's whole
- * adjacency. A capped D_1 does not hold N_old: that node takes the store's
- * query as before.
+ * adjacency. A capped D_1 does not hold N_old: that node's N_old is the
+ * store's answer at the old (T, V), and its N_new the same union, so it is
+ * queried once, not at both (T, V) (the hubs of a stream's tail are most of
+ * the adjacency hop 1 reads).
  *
  * Cached lists (any path): the build draws layer h's cached list of v as
  * the m = min(ceil(alpha f_h), |N(v)|) members of N(v) with the smallest
@@ -25,8 +27,9 @@
 #include "snapshot/adv_int.h"
 
 /* Nodes whose hop 1 came from the appended events, over all advances of
- * the process (tests/test_snapshot_advance_random.c reads it). */
-uint64_t gsnap_adv__tail_nodes;
+ * the process, and of them those with a capped D_1
+ * (tests/test_snapshot_advance_random.c reads both). */
+uint64_t gsnap_adv__tail_nodes, gsnap_adv__tail_capped;
 
 void gsnap_adv__addonly_check(adv *a) {
     /* no delete up to the recompute's view: none between the old and the new (T, V) */
@@ -34,8 +37,9 @@ void gsnap_adv__addonly_check(adv *a) {
 }
 
 /* N_new(v) from the ids of N_old(v) (ascending) and v's appended adds, into
- * the adjacency cache. *done = 0 when this path does not apply to v. */
-int gsnap_adv__tail_nin(adv *a, uint64_t v, const vec *old, int *done) {
+ * the adjacency cache (capped: N_old came from the store, not the stored
+ * D_1; counted only). *done = 0 when this path does not apply to v. */
+int gsnap_adv__tail_nin(adv *a, uint64_t v, const vec *old, int capped, int *done) {
     size_t n = 0, k = 0;
     int rc;
     *done = 0;
@@ -60,6 +64,7 @@ int gsnap_adv__tail_nin(adv *a, uint64_t v, const vec *old, int *done) {
     if ((rc = gsnap_adv__vappend(&a->merged, old->v + k, old->n - k))) return rc;
     if ((rc = gsnap_adv__nin_put(a, v, a->merged.v, a->merged.n))) return rc;
     __atomic_fetch_add(&gsnap_adv__tail_nodes, 1, __ATOMIC_RELAXED);
+    if (capped) __atomic_fetch_add(&gsnap_adv__tail_capped, 1, __ATOMIC_RELAXED);
     *done = 1;
     return 0;
 }

@@ -25,6 +25,7 @@
 
 extern void (*gsnap_adv__setup_hook)(gsnap_db *db); /* snapshot/advance.c, tests only */
 extern uint64_t gsnap_adv__tail_nodes; /* snapshot/adv_tail.c: nodes whose hop 1 came from the appended events */
+extern uint64_t gsnap_adv__tail_capped; /* of them, those with a capped D_1 (N_old queried, N_new not) */
 extern size_t gsnap_adv__vec_map_bytes; /* snapshot/adv_util.c: vectors this large move into a mapping */
 extern uint64_t gsnap_adv__vec_maps;    /* how many did */
 
@@ -288,7 +289,11 @@ static void slab_cut_during_advance(void) {
 int main(void) {
     unsigned seeds = test_small() ? 2 : 6;
     for (uint64_t s = 1; s <= seeds; s++) one_seed(s, 0);
+    uint64_t capped0 = gsnap_adv__tail_capped;
     for (uint64_t s = 1; s <= seeds; s++) one_seed(100 + s, 1);
+    /* the add-only seeds' capped lists (small caps, hubs) took the union with
+     * the appended adds too, and still equal fresh creates */
+    CHECK_MSG(gsnap_adv__tail_capped > capped0, "no capped node took the add-only path");
     /* The same with every vector of 1 KiB or more in a mapping of its own,
      * grown by mremap (at the default 4 MiB only large graphs get there):
      * the vectors that cross the line are copied once, the rest grow in

@@ -12,56 +12,7 @@
  * here.
  */
 #include "test.h"
-
-typedef struct { uint64_t src, dst; int64_t t; int del; uint64_t ver, seq; } ev_t;
-typedef struct { uint64_t nbr; int64_t t; uint64_t ver, seq; int del; } mev_t;
-
-static ev_t *evs;
-static size_t nev, capev;
-
-static int mev_cmp(const void *a, const void *b) {
-    const mev_t *x = a, *y = b;
-    if (x->nbr != y->nbr) return x->nbr < y->nbr ? -1 : 1;
-    if (x->t != y->t) return x->t < y->t ? -1 : 1;
-    if (x->ver != y->ver) return x->ver < y->ver ? -1 : 1;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* The live in-edge instances of node at (T, V): adds in (nbr, t, version,
- * order of the stream) order, each delete dropping the oldest live one. */
-static size_t model(uint64_t node, int64_t T, uint64_t V, gsnap_nbr *out) {
-    mev_t *m = malloc((nev + 1) * sizeof *m);
-    size_t k = 0, n = 0;
-    for (size_t i = 0; i < nev; i++) {
-        const ev_t *e = &evs[i];
-        if (e->dst != node || e->t > T || e->ver > V) continue;
-        m[k++] = (mev_t){e->src, e->t, e->ver, e->seq, e->del};
-    }
-    qsort(m, k, sizeof *m, mev_cmp);
-    for (size_t i = 0; i < k;) {
-        size_t j = i, adds = 0, head = 0;
-        while (j < k && m[j].nbr == m[i].nbr) j++;
-        for (size_t x = i; x < j; x++) {
-            if (!m[x].del) adds++;
-            else if (head < adds) head++;
-        }
-        for (size_t x = i, a = 0; x < j; x++) {
-            if (m[x].del) continue;
-            if (a++ >= head) out[n++] = (gsnap_nbr){m[x].nbr, m[x].t, m[x].ver};
-        }
-        i = j;
-    }
-    free(m);
-    return n;
-}
-
-static void push(uint64_t src, uint64_t dst, int64_t t, int del, uint64_t ver, uint64_t seq) {
-    if (nev == capev) {
-        capev = capev ? 2 * capev : 4096;
-        evs = realloc(evs, capev * sizeof *evs);
-    }
-    evs[nev++] = (ev_t){src, dst, t, del, ver, seq};
-}
+#include "edge_model.h"
 
 #define HUBS 4
 
@@ -75,7 +26,7 @@ static int check_hubs(gsnap_db *db, uint64_t *rng, uint64_t latest, int64_t tmax
         uint64_t hub = (uint64_t)q % HUBS;
         int64_t T = q % 5 == 0 ? GSNAP_TIME_MAX : (int64_t)(test_rand(rng) % (q % 2 ? 1ull << 28 : (uint64_t)tmax));
         uint64_t V = q % 3 == 0 ? latest : 1 + test_rand(rng) % latest;
-        size_t wn = model(hub, T, V, want), gn = 0;
+        size_t wn = model(hub, GSNAP_DIR_IN, T, V, want), gn = 0;
         OK(gsnap_neighbors(db, rd, hub, GSNAP_DIR_IN, T, V, got, nev + 1, &gn));
         if (gn != wn || (wn && memcmp(want, got, wn * sizeof *got))) {
             if (bad < 5)
@@ -130,14 +81,14 @@ int main(void) {
                 const ev_t *e = &evs[test_rand(&rng) % first];
                 if (e->dst == hub && !e->del) {
                     OK(gsnap_batch_delete(bt, e->src, e->dst, e->t));
-                    push(e->src, e->dst, e->t, 1, ver, seq++);
+                    model_push((ev_t){e->src, e->dst, e->t, 1, ver, seq++});
                     continue;
                 }
             }
             uint64_t src = 100 + test_rand(&rng) % 20000;
             if (test_rand(&rng) % 10 == 0 && nev > first) src = evs[nev - 1].src; /* multi-edges */
             OK(gsnap_batch_add(bt, src, hub, t));
-            push(src, hub, t, 0, ver, seq++);
+            model_push((ev_t){src, hub, t, 0, ver, seq++});
         }
         uint64_t v = 0;
         OK(gsnap_batch_commit(bt, &v));

@@ -7,55 +7,7 @@
  */
 #include "test.h"
 #include "store/store.h"
-
-typedef struct { uint64_t src, dst; int64_t t; int del; uint64_t ver, seq; } ev_t;
-typedef struct { uint64_t nbr; int64_t t; uint64_t ver, seq; int del; } mev_t;
-
-static ev_t *evs;
-static size_t nev, capev;
-
-static int mev_cmp(const void *a, const void *b) {
-    const mev_t *x = a, *y = b;
-    if (x->nbr != y->nbr) return x->nbr < y->nbr ? -1 : 1;
-    if (x->t != y->t) return x->t < y->t ? -1 : 1;
-    if (x->ver != y->ver) return x->ver < y->ver ? -1 : 1;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* Brute force: replay the events of `node` with t <= T, ver <= V. */
-static size_t model(uint64_t node, gsnap_dir dir, int64_t T, uint64_t V, gsnap_nbr *out) {
-    mev_t *m = malloc((nev + 1) * sizeof *m);
-    size_t k = 0;
-    for (size_t i = 0; i < nev; i++) {
-        const ev_t *e = &evs[i];
-        uint64_t me = dir == GSNAP_DIR_IN ? e->dst : e->src;
-        if (me != node || e->t > T || e->ver > V) continue;
-        m[k].nbr = dir == GSNAP_DIR_IN ? e->src : e->dst;
-        m[k].t = e->t; m[k].ver = e->ver; m[k].seq = e->seq; m[k].del = e->del;
-        k++;
-    }
-    qsort(m, k, sizeof *m, mev_cmp);
-    size_t n = 0;
-    for (size_t i = 0; i < k;) {
-        size_t j = i;
-        while (j < k && m[j].nbr == m[i].nbr) j++;
-        /* FIFO of live adds: indices into m */
-        size_t live_start = n;
-        for (size_t q = i; q < j; q++) {
-            if (m[q].del) {
-                if (n > live_start) { /* drop the oldest live instance */
-                    memmove(&out[live_start], &out[live_start + 1], (n - live_start - 1) * sizeof *out);
-                    n--;
-                }
-            } else {
-                out[n].node = m[q].nbr; out[n].t = m[q].t; out[n].version = m[q].ver; n++;
-            }
-        }
-        i = j;
-    }
-    free(m);
-    return n;
-}
+#include "edge_model.h"
 
 struct scan_ctx { gsnap_dir dir; int64_t T; uint64_t V; uint64_t nodes; int bad; uint64_t last; };
 static int scan_cb(void *vctx, uint64_t node, const gsnap_nbr *nb, size_t n) {
@@ -157,7 +109,6 @@ int main(void) {
             int n = 1 + (int)(test_rand(&rng) % 60);
             size_t first = nev;
             for (int i = 0; i < n; i++) {
-                if (nev == capev) { capev = capev ? capev * 2 : 1024; evs = realloc(evs, capev * sizeof *evs); }
                 ev_t e;
                 int del = test_rand(&rng) % 5 == 0;
                 if (del && nev > 0 && test_rand(&rng) % 2) { /* delete an existing pair */
@@ -171,7 +122,7 @@ int main(void) {
                 e.del = del;
                 e.ver = latest + 1;
                 e.seq = seq++;
-                evs[nev++] = e;
+                model_push(e);
                 if (del) OK(gsnap_batch_delete(bt, e.src, e.dst, e.t));
                 else OK(gsnap_batch_add(bt, e.src, e.dst, e.t));
             }

@@ -1019,7 +1019,8 @@ int gsnap_fence__prefetch(gsnap_db *db, gsnap_read *rd, uint64_t node, uint64_t 
 /* The second round of a query's warm-up, once gsnap_fence__prefetch's lines
  * have arrived: start loading what each run's answer reads next, the dense
  * runs' bodies at the node and, where a run's Bloom filter lets the node
- * through, the held copy's group of the node. The loop of node_events
+ * through, the held copy's group of the node, its chunk's start (the bases) and
+ * its record count. The loop of node_events
  * (query.c) then finds these lines in cache: a query pays about two rounds
  * of misses whatever the number of runs, instead of two a run it reads.
  * Reads only what the view already holds (loaded values, held copies);
@@ -1051,6 +1052,11 @@ void gsnap_fence__prefetch_data(gsnap_read *rd, uint64_t node, uint64_t bloom_h,
         if (!d->held.bytes || (!d->slots && !d->direct)) continue;
         uint32_t chunk1, off, before;
         node_entry(d, node, &chunk1, &off, &before);
-        if (chunk1 && chunk1 <= d->held.nc) __builtin_prefetch(d->held.bytes + d->held.off[chunk1 - 1] + off);
+        if (chunk1 && chunk1 <= d->held.nc) { /* the group, and what the seek reads before it (load_held): */
+            const unsigned char *pay = d->held.bytes + d->held.off[chunk1 - 1];
+            __builtin_prefetch(pay + off);
+            __builtin_prefetch(pay);                       /* the chunk's bases, at its start */
+            __builtin_prefetch(&d->held.nrec[chunk1 - 1]); /* its record count */
+        }
     }
 }

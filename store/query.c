@@ -360,6 +360,11 @@ static int node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir di
             if ((rc = take(rd, &r, at_t, as_of, &cnt, before, has_del, ids_only))) return rc < 0 ? rc : 0;
             if (!ids_only && rr.compact && rr.cc.gleft > 0 && (rc = group_take(db, rd, &rr, at_t, as_of, &cnt, has_del)))
                 return rc < 0 ? rc : 0;
+            /* a chunk holds one group per node: one that ends before the
+             * chunk does is all of the node in this run (the next group, some
+             * other node's, is not decoded); at the chunk's end the node may
+             * go on in the next chunk */
+            if (rr.compact && rr.cc.gleft == 0 && rr.cc.p != rr.cc.end) break;
             if ((rc = gsnap_run__reader_next(db, &rr))) return rc;
         }
         if (cnt > before) rd->seg[runs_hit++] = before;

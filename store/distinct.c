@@ -64,15 +64,24 @@ static uint64_t *merge_all(uint64_t *src, uint64_t *dst, size_t *seg, size_t nse
 
 /* Merge the ascending segments of rd->ids (starts rd->seg[0..nseg]) into one
  * ascending list without duplicates; returns its length (in rd->ids). When
- * the first segment (the base run, usually) holds most ids, the others are
- * merged first and the first is read once, in the last merge. */
+ * the last segment (a dense base: node_events reads it after the deltas)
+ * or the first (a chunked base, the oldest run) holds most ids, the others
+ * are merged first and the big one is read once, in the last merge. */
 static int merge_ids(gsnap_read *rd, size_t n, size_t nseg, size_t *out) {
     if (nseg <= 1) { *out = n; return 0; }
     int rc = reserve(&rd->ids_tmp, &rd->ids_tmp_cap, 2 * n);
     if (rc) return rc;
     size_t *seg = rd->seg, m;
     uint64_t *res;
-    if (nseg > 2 && seg[1] > n / 2) {
+    if (nseg > 2 && n - seg[nseg - 1] > n / 2) {
+        size_t sl = seg[nseg - 1];
+        /* the other segments, ping-pong with the second half of ids_tmp:
+         * their merge is head[seg[0]..seg[1]) */
+        uint64_t *head = merge_all(rd->ids, rd->ids_tmp + n, seg, nseg - 1);
+        /* the last merge: head with ids[sl..n) into ids_tmp[0..) */
+        res = rd->ids_tmp;
+        m = merge2(head, seg[0], seg[1], rd->ids, sl, n, res, 0);
+    } else if (nseg > 2 && seg[1] > n / 2) {
         size_t s1 = seg[1];
         /* the other segments, ping-pong with the second half of ids_tmp:
          * their merge is tail[s1..tend) */

@@ -81,16 +81,17 @@ static int grow_recs(gsnap_rec **p, size_t *cap, size_t need) {
 }
 
 /* The runs' segments of rd->scratch[0..n) (boundaries rd->seg[0..nseg],
- * each already in (nbr, t, version) order, segments in run order, so in
- * version order) merged two neighbours at a time until at most two remain,
- * returned in out[0..2) (older first; out[1] empty when one remains).
+ * each already in (nbr, t, version) order; node_events puts the deltas
+ * first and the base last) merged two neighbours at a time until at most
+ * two remain, returned in out[0..2) (out[1] empty when one remains).
  * Each step merges the neighbours whose sizes add up least: a node's
- * records are mostly in the oldest run (the base, 75 % of a hub's on an
- * R-MAT store as ingested) and a few in each newer one, so the newer runs
- * are merged among themselves and each record is moved once or twice,
- * not once per level of a pairwise merge. Only neighbours merge, the older
- * as a, so the order is that of a stable sort whatever the ties.
- * Intermediate results go to rd->merge_tmp. */
+ * records are mostly in the base (75 % of a hub's on an R-MAT store as
+ * ingested) and a few in each delta, so the deltas are merged among
+ * themselves and each record is moved once or twice, not once per level of
+ * a pairwise merge. Records of two runs never tie (runs hold disjoint
+ * versions), so the result is the (nbr, t, version) order whatever the
+ * order of the merges; only neighbours merge, the earlier as a, so ties
+ * within a run keep their order. Intermediate results go to rd->merge_tmp. */
 static int merge_down(gsnap_read *rd, size_t n, size_t nseg, gsnap_seg out[2]) {
     gsnap_seg *sg = rd->segs; /* the segments, then room to plan on their sizes */
     if (!sg && !(sg = rd->segs = malloc(2 * (rd->nruns + 1) * sizeof *sg))) return GSNAP_ENOMEM;
@@ -150,7 +151,7 @@ static inline void nbr_of(gsnap_nbr *o, const gsnap_rec *r) {
 }
 
 /* The last merge of an answer without deletes, straight into the caller's
- * buffer: the first `cap` instances of the merge of a and b (a older: first
+ * buffer: the first `cap` instances of the merge of a and b (a first
  * on ties), so the merged records are never written to a buffer of ours
  * and then copied out by a replay. */
 static void merge2_into(gsnap_seg a, gsnap_seg b, gsnap_nbr *out, size_t cap) {
@@ -310,8 +311,16 @@ static int node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir di
      * the node at all (exact when clear): no Bloom filter is asked */
     unsigned mbits = 0, mj = 0;
     int masked = gsnap_fence__mask_bits(rd, (uint8_t)dir, node, &mbits);
-    for (size_t i = 0; i < rd->nruns; i++) {
+    /* the chunked runs first, in run order (the mask's bits count them so),
+     * then the dense base: its body's line, asked for by the prefetch just
+     * above, arrives while the deltas are read instead of stalling the
+     * first read. Runs hold disjoint versions, so records of two runs never
+     * tie in (nbr, t, version) and the merge's result does not depend on
+     * the order of the segments. */
+    for (size_t k = 0; k < 2 * rd->nruns; k++) {
+        size_t i = k % rd->nruns;
         const gsnap_run *run = &rd->runs[i];
+        if (!(run->info.flags & GSNAP_RUN_DENSE) != (k < rd->nruns)) continue;
         unsigned bit = run->info.flags & GSNAP_RUN_DENSE ? 0 : mj++;
         *bad_run = i;
         if (run->info.min_ver > as_of) continue;

@@ -7,11 +7,12 @@
  * are spread over several delta runs (merged two neighbours at a time, the
  * last merge written straight into the caller's buffer when no delete is
  * in range). Half the hubs see deletes (the replay path), half never do.
- * Every answer at random (T, V), the degree, and a prefix asked with a
- * small buffer are compared with a brute-force replay of the events kept
- * here.
+ * Every answer at random (T, V), the degree, the samplers' distinct ids
+ * (each run's merged, the base's last), and a prefix asked with a small
+ * buffer are compared with a brute-force replay of the events kept here.
  */
 #include "test.h"
+#include "store/store.h"
 #include "edge_model.h"
 
 #define HUBS 4
@@ -37,6 +38,18 @@ static int check_hubs(gsnap_db *db, uint64_t *rng, uint64_t latest, int64_t tmax
         uint64_t deg = 0;
         OK(gsnap_degree(db, rd, hub, GSNAP_DIR_IN, T, V, &deg));
         bad += deg != wn;
+        { /* the samplers' distinct ids: each run's ids merged, the base's last */
+            uint64_t *ids_want = malloc((wn + 1) * sizeof *ids_want);
+            size_t dw = gsnap_store__distinct_ids(want, wn, ids_want), dn = 0;
+            const uint64_t *ids = NULL;
+            OK(gsnap_store__distinct_nbrs(db, rd, hub, GSNAP_DIR_IN, T, V, &ids, &dn));
+            if (dn != dw || (dn && memcmp(ids, ids_want, dn * sizeof *ids))) {
+                if (bad < 5) fprintf(stderr, "hub %llu T %lld V %llu: %zu distinct ids, want %zu\n",
+                                     (unsigned long long)hub, (long long)T, (unsigned long long)V, dn, dw);
+                bad++;
+            }
+            free(ids_want);
+        }
         if (wn > 3) { /* a buffer of a third: the count is the total, the prefix the answer's */
             size_t cap = wn / 3, cn = 0;
             memset(got, 0xa5, (cap + 1) * sizeof *got);

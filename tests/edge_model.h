@@ -64,4 +64,22 @@ static size_t model(uint64_t node, gsnap_dir dir, int64_t T, uint64_t V, gsnap_n
     free(m);
     return n;
 }
+
+/* The samplers' distinct ids of node at (T, V) (gsnap_store__distinct_nbrs
+ * through rd) against the distinct neighbours of the model's answer
+ * want[0..wn): 0 when they are equal, else 1, with a line on stderr when
+ * `say`. Needs store/store.h included before this header. */
+static int distinct_ids_differ(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir dir, int64_t T, uint64_t V,
+                               const gsnap_nbr *want, size_t wn, int say) {
+    uint64_t *ids_want = malloc((wn + 1) * sizeof *ids_want);
+    size_t dw = gsnap_store__distinct_ids(want, wn, ids_want), dn = 0;
+    const uint64_t *ids = NULL;
+    OK(gsnap_store__distinct_nbrs(db, rd, node, dir, T, V, &ids, &dn));
+    int differ = dn != dw || (dn && memcmp(ids, ids_want, dn * sizeof *ids));
+    if (differ && say)
+        fprintf(stderr, "distinct ids of node %llu dir %d T %lld V %llu: got %zu, want %zu\n",
+                (unsigned long long)node, dir, (long long)T, (unsigned long long)V, dn, dw);
+    free(ids_want);
+    return differ;
+}
 #endif

@@ -38,18 +38,8 @@ static int check_hubs(gsnap_db *db, uint64_t *rng, uint64_t latest, int64_t tmax
         uint64_t deg = 0;
         OK(gsnap_degree(db, rd, hub, GSNAP_DIR_IN, T, V, &deg));
         bad += deg != wn;
-        { /* the samplers' distinct ids: each run's ids merged, the base's last */
-            uint64_t *ids_want = malloc((wn + 1) * sizeof *ids_want);
-            size_t dw = gsnap_store__distinct_ids(want, wn, ids_want), dn = 0;
-            const uint64_t *ids = NULL;
-            OK(gsnap_store__distinct_nbrs(db, rd, hub, GSNAP_DIR_IN, T, V, &ids, &dn));
-            if (dn != dw || (dn && memcmp(ids, ids_want, dn * sizeof *ids))) {
-                if (bad < 5) fprintf(stderr, "hub %llu T %lld V %llu: %zu distinct ids, want %zu\n",
-                                     (unsigned long long)hub, (long long)T, (unsigned long long)V, dn, dw);
-                bad++;
-            }
-            free(ids_want);
-        }
+        /* the samplers' distinct ids: each run's ids merged, the base's last */
+        bad += distinct_ids_differ(db, rd, hub, GSNAP_DIR_IN, T, V, want, wn, bad < 5);
         if (wn > 3) { /* a buffer of a third: the count is the total, the prefix the answer's */
             size_t cap = wn / 3, cn = 0;
             memset(got, 0xa5, (cap + 1) * sizeof *got);

@@ -36,9 +36,11 @@ static void dump_to(gsnap_db *db, const char *path, uint64_t from, uint64_t to) 
     fclose(f);
 }
 
-static int load_from(gsnap_db *db, const char *path) {
+/* gsnap_db_load of the file at path into db (rep may be NULL): its return code. */
+static int load_from(gsnap_db *db, const char *path, gsnap_load_report *rep) {
     FILE *f = fopen(path, "r");
-    int rc = gsnap_db_load(db, f, path, NULL, NULL);
+    if (!f) { perror(path); exit(1); }
+    int rc = gsnap_db_load(db, f, path, NULL, rep);
     fclose(f);
     return rc;
 }
@@ -90,23 +92,40 @@ static int case_no;
 /* Load text[0..n) into a fresh database: the load's code; *latest the
  * database's version after it, msg its error message, *snaps the snapshots
  * it rebuilt. */
-static int load_case(const char *dir, const char *text, size_t n, char *msg, size_t msgcap, uint64_t *latest,
-                     uint64_t *snaps) {
+/* text[0..n) into the file at path (the test stops when it cannot). */
+static void write_text_n(const char *path, const char *text, size_t n) {
+    FILE *w = fopen(path, "wb");
+    if (!w || fwrite(text, 1, n, w) != n || fclose(w)) { perror(path); exit(1); }
+}
+static void write_text(const char *path, const char *text) { write_text_n(path, text, strlen(text)); }
+
+/* A fresh database (no fsync) at path. */
+static gsnap_db *open_nosync(const char *path) {
+    gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
+    o.sync = GSNAP_SYNC_NONE;
+    gsnap_db *x = NULL;
+    OK(gsnap_db_open(path, &o, &x));
+    return x;
+}
+
+/* text[0..n) loaded as a dump into a new database of its own under dir,
+ * left open in *db: gsnap_db_load's return code. */
+static int load_text(const char *dir, const char *text, size_t n, gsnap_db **db, gsnap_load_report *rep) {
     char fp[600], dbp[600];
     int k = case_no++;
     snprintf(fp, sizeof fp, "%s/hostile%d.dump", dir, k);
     snprintf(dbp, sizeof dbp, "%s/hostile%d.db", dir, k);
-    FILE *w = fopen(fp, "wb");
-    if (!w || fwrite(text, 1, n, w) != n || fclose(w)) { perror(fp); exit(1); }
-    gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
-    o.sync = GSNAP_SYNC_NONE;
+    write_text_n(fp, text, n);
+    *db = open_nosync(dbp);
+    return load_from(*db, fp, rep);
+}
+
+static int load_case(const char *dir, const char *text, size_t n, char *msg, size_t msgcap, uint64_t *latest,
+                     uint64_t *snaps) {
     gsnap_db *x = NULL;
-    OK(gsnap_db_open(dbp, &o, &x));
     gsnap_load_report rep;
     memset(&rep, 0, sizeof rep);
-    FILE *f = fopen(fp, "r");
-    int rc = gsnap_db_load(x, f, fp, NULL, &rep);
-    fclose(f);
+    int rc = load_text(dir, text, n, &x, &rep);
     snprintf(msg, msgcap, "%s", rc ? gsnap_db_errmsg(x) : "");
     OK(gsnap_db_version(x, latest));
     if (snaps) *snaps = rep.snapshots;
@@ -231,20 +250,14 @@ static void test_load_keeps_horizon(const char *dir) {
     snprintf(fp, sizeof fp, "%s/hz-base.dump", dir);
     snprintf(dbp, sizeof dbp, "%s/hz.db", dir);
     snprintf(inc, sizeof inc, "%s/hz-inc.dump", dir);
-    FILE *w = fopen(fp, "wb");
-    CHECK(w && fwrite(base_dump, 1, strlen(base_dump), w) == strlen(base_dump) && fclose(w) == 0);
-    gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
-    o.sync = GSNAP_SYNC_NONE;
-    gsnap_db *x = NULL;
-    OK(gsnap_db_open(dbp, &o, &x));
-    FILE *f = fopen(fp, "r");
-    OK(gsnap_db_load(x, f, fp, NULL, NULL));
-    fclose(f);
+    write_text(fp, base_dump);
+    gsnap_db *x = open_nosync(dbp);
+    OK(load_from(x, fp, NULL));
     gsnap_db_close(x);
     gsnap_compact_options co = GSNAP_COMPACT_OPTIONS_INIT;
     co.keep_versions = 1;
     OK(gsnap_db_compact_history(dbp, &co, NULL));
-    OK(gsnap_db_open(dbp, &o, &x));
+    x = open_nosync(dbp);
     uint64_t h0 = 0, h1 = 0;
     int64_t t0 = 0, t1 = 0;
     OK(gsnap_db_horizon(x, &h0, &t0));
@@ -252,11 +265,8 @@ static void test_load_keeps_horizon(const char *dir) {
     /* versions 4..4 of a source compacted less (horizon 2, time 11) */
     static const char incr[] = "graphsnap-dump 2\nstore-format 3\nkeep both\nversions 4 4\nhorizon 2 11\n"
                                "v 4 8 1 0 20 20 0 0 %\na 5 6 20\nend 1 1 0 0\n";
-    w = fopen(inc, "wb");
-    CHECK(w && fwrite(incr, 1, strlen(incr), w) == strlen(incr) && fclose(w) == 0);
-    f = fopen(inc, "r");
-    int rc = gsnap_db_load(x, f, inc, NULL, NULL);
-    fclose(f);
+    write_text(inc, incr);
+    int rc = load_from(x, inc, NULL);
     CHECK_MSG(rc == 0, "incremental load: %s", gsnap_db_errmsg(x));
     OK(gsnap_db_horizon(x, &h1, &t1));
     CHECK_MSG(h1 == h0 && t1 >= t0 && t1 >= 11, "horizon %llu/%lld after the load, was %llu/%lld",
@@ -270,11 +280,8 @@ static void test_load_keeps_horizon(const char *dir) {
      * stay refused, so it changes no answer there */
     static const char early[] = "graphsnap-dump 2\nstore-format 3\nkeep both\nversions 5 5\n"
                                 "v 5 9 1 0 5 5 0 0 %\na 5 7 5\nend 1 1 0 0\n";
-    w = fopen(inc, "wb");
-    CHECK(w && fwrite(early, 1, strlen(early), w) == strlen(early) && fclose(w) == 0);
-    f = fopen(inc, "r");
-    rc = gsnap_db_load(x, f, inc, NULL, NULL);
-    fclose(f);
+    write_text(inc, early);
+    rc = load_from(x, inc, NULL);
     CHECK_MSG(rc == 0, "rc %d: %s", rc, gsnap_db_errmsg(x));
     uint64_t v = 0;
     OK(gsnap_db_version(x, &v));
@@ -306,21 +313,11 @@ static void test_load_line_order(const char *dir) {
     /* committed as the one with events is: at the load's time, not with a
      * made-up commit time of 1 ns after the epoch */
     {
-        char fp[600], dbp[600];
-        snprintf(fp, sizeof fp, "%s/unk.dump", dir);
-        snprintf(dbp, sizeof dbp, "%s/unk.db", dir);
-        FILE *w = fopen(fp, "wb");
-        CHECK(w && fwrite(unk, 1, strlen(unk), w) == strlen(unk) && fclose(w) == 0);
-        gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
-        o.sync = GSNAP_SYNC_NONE;
-        gsnap_db *x = NULL;
-        OK(gsnap_db_open(dbp, &o, &x));
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         int64_t before = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-        FILE *f = fopen(fp, "r");
-        OK(gsnap_db_load(x, f, fp, NULL, NULL));
-        fclose(f);
+        gsnap_db *x = NULL;
+        OK(load_text(dir, unk, strlen(unk), &x, NULL));
         gsnap_version_info *lg = NULL;
         size_t n = 0;
         OK(gsnap_db_log(x, NULL, 1, GSNAP_VERSION_LATEST, &lg, &n));
@@ -338,11 +335,6 @@ static void test_load_line_order(const char *dir) {
  * horizon was set at the very end); and a version at or after the horizon
  * keeps the events older than the horizon time that its source holds (the
  * commit refused them). Found in review. */
-static void write_text(const char *path, const char *text) {
-    FILE *w = fopen(path, "wb");
-    CHECK(w && fwrite(text, 1, strlen(text), w) == strlen(text) && fclose(w) == 0);
-}
-
 static void test_load_horizon_in_force(const char *dir) {
     char fp[600], dbp[600], d1[600], d2[600], db2[600];
     snprintf(fp, sizeof fp, "%s/hf.dump", dir);
@@ -357,7 +349,7 @@ static void test_load_horizon_in_force(const char *dir) {
     o.sync = GSNAP_SYNC_NONE;
     gsnap_db *x = NULL;
     OK(gsnap_db_open(dbp, &o, &x));
-    CHECK(load_from(x, fp) == GSNAP_EPARSE);
+    CHECK(load_from(x, fp, NULL) == GSNAP_EPARSE);
     uint64_t h = 0, v = 0;
     int64_t ht = 0;
     OK(gsnap_db_version(x, &v));
@@ -406,8 +398,8 @@ static void test_load_horizon_in_force(const char *dir) {
     gsnap_db_close(x);
     snprintf(db2, sizeof db2, "%s/hs2.db", dir);
     OK(gsnap_db_open(db2, &o, &x));
-    OK(load_from(x, d1));
-    int rc = load_from(x, d2);
+    OK(load_from(x, d1, NULL));
+    int rc = load_from(x, d2, NULL);
     CHECK_MSG(rc == 0, "incremental load past the horizon: %s", gsnap_db_errmsg(x));
     OK(gsnap_db_version(x, &v));
     CHECK(v == 3);
@@ -501,9 +493,7 @@ int main(void) {
     gsnap_db *db = NULL;
     OK(gsnap_db_open(b, &o, &db));
     gsnap_load_report rep;
-    FILE *f = fopen(d1, "r");
-    OK(gsnap_db_load(db, f, d1, NULL, &rep));
-    fclose(f);
+    OK(load_from(db, d1, &rep));
     CHECK(rep.versions == latest && rep.snapshots == 1 && rep.first_version == 1);
     dump_to(db, d2, 0, GSNAP_VERSION_LATEST);
     CHECK_MSG(same_file(d1, d2), "dump -> load -> dump is not byte-identical");
@@ -532,7 +522,7 @@ int main(void) {
     gsnap_snapshot_close(sa);
     gsnap_snapshot_close(sb);
     /* a full dump cannot be loaded twice */
-    CHECK(load_from(db, d1) == GSNAP_ERANGE);
+    CHECK(load_from(db, d1, NULL) == GSNAP_ERANGE);
     gsnap_db_close(db);
 
     /* incremental: versions 1..k, then k+1..latest */
@@ -541,9 +531,9 @@ int main(void) {
     dump_to(da, part2, k + 1, GSNAP_VERSION_LATEST);
     gsnap_db *dc = NULL;
     OK(gsnap_db_open(c, &o, &dc));
-    CHECK(load_from(dc, part2) == GSNAP_ERANGE); /* out of order: refused */
-    OK(load_from(dc, part1));
-    OK(load_from(dc, part2));
+    CHECK(load_from(dc, part2, NULL) == GSNAP_ERANGE); /* out of order: refused */
+    OK(load_from(dc, part1, NULL));
+    OK(load_from(dc, part2, NULL));
     dump_to(dc, d3, 0, GSNAP_VERSION_LATEST);
     CHECK_MSG(same_file(d1, d3), "two partial dumps loaded in turn differ from the full dump");
     gsnap_db_close(dc);
@@ -560,12 +550,10 @@ int main(void) {
         char bp[600], bd[600];
         snprintf(bp, sizeof bp, "%s/bad%d", dir, i);
         snprintf(bd, sizeof bd, "%s/dbbad%d", dir, i);
-        FILE *w = fopen(bp, "w");
-        fputs(bad[i], w);
-        fclose(w);
+        write_text(bp, bad[i]);
         gsnap_db *x = NULL;
         OK(gsnap_db_open(bd, &o, &x));
-        int rc = load_from(x, bp);
+        int rc = load_from(x, bp, NULL);
         CHECK_MSG(rc == want[i], "bad dump %d: rc %d (%s)", i, rc, gsnap_db_errmsg(x));
         if (i == 0) CHECK(strstr(gsnap_db_errmsg(x), ":4:") != NULL);
         gsnap_db_close(x);
@@ -583,12 +571,10 @@ int main(void) {
         snprintf(fp, sizeof fp, "%s/folded", dir);
         snprintf(fdb, sizeof fdb, "%s/dbfolded", dir);
         snprintf(fout, sizeof fout, "%s/folded.out", dir);
-        FILE *w = fopen(fp, "w");
-        fputs(fd, w);
-        fclose(w);
+        write_text(fp, fd);
         gsnap_db *x = NULL;
         OK(gsnap_db_open(fdb, &o, &x));
-        OK(load_from(x, fp));
+        OK(load_from(x, fp, NULL));
         CHECK(ops_problems(x) == 0);
         uint64_t h = 0;
         int64_t htt = 0;

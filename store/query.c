@@ -92,36 +92,32 @@ static int grow_recs(gsnap_rec **p, size_t *cap, size_t need) {
  * versions), so the result is the (nbr, t, version) order whatever the
  * order of the merges; only neighbours merge, the earlier as a, so ties
  * within a run keep their order. Intermediate results go to rd->merge_tmp. */
+/* The step of merge_down: of the m > 2 segments sg[0..m), the neighbours b,
+ * b + 1 whose sizes add up least become one of their total size at b (its
+ * records at p, when p is given: the merge, written there); returns that
+ * size. */
+static size_t merge_step(gsnap_seg *sg, size_t m, gsnap_rec *p) {
+    size_t b = 0;
+    for (size_t i = 1; i + 1 < m; i++)
+        if (sg[i].n + sg[i + 1].n < sg[b].n + sg[b + 1].n) b = i;
+    if (p) merge2(sg[b].p, sg[b].n, sg[b + 1].p, sg[b + 1].n, p);
+    sg[b] = (gsnap_seg){p, sg[b].n + sg[b + 1].n};
+    memmove(sg + b + 1, sg + b + 2, (m - b - 2) * sizeof *sg);
+    return sg[b].n;
+}
+
 static int merge_down(gsnap_read *rd, size_t n, size_t nseg, gsnap_seg out[2]) {
     gsnap_seg *sg = rd->segs; /* the segments, then room to plan on their sizes */
     if (!sg && !(sg = rd->segs = malloc(2 * (rd->nruns + 1) * sizeof *sg))) return GSNAP_ENOMEM;
     for (size_t i = 0; i < nseg; i++) sg[i] = (gsnap_seg){rd->scratch + rd->seg[i], (i + 1 < nseg ? rd->seg[i + 1] : n) - rd->seg[i]};
-    if (nseg > 2) { /* room for the intermediate results: the same steps, on sizes alone */
-        gsnap_seg *len = sg + nseg;
-        size_t m = nseg, need = 0;
-        memcpy(len, sg, nseg * sizeof *len);
-        while (m > 2) {
-            size_t b = 0;
-            for (size_t i = 1; i + 1 < m; i++)
-                if (len[i].n + len[i + 1].n < len[b].n + len[b + 1].n) b = i;
-            len[b].n += len[b + 1].n;
-            need += len[b].n;
-            memmove(len + b + 1, len + b + 2, (m - b - 2) * sizeof *len);
-            m--;
-        }
+    if (nseg > 2) { /* room for the intermediate results: the same steps first, on sizes alone */
+        gsnap_seg *plan = sg + nseg;
+        size_t need = 0;
+        memcpy(plan, sg, nseg * sizeof *plan);
+        for (size_t m = nseg; m > 2; m--) need += merge_step(plan, m, NULL);
         int rc = grow_recs(&rd->merge_tmp, &rd->merge_cap, need);
         if (rc) return rc;
-        gsnap_rec *w = rd->merge_tmp;
-        while (nseg > 2) {
-            size_t b = 0;
-            for (size_t i = 1; i + 1 < nseg; i++)
-                if (sg[i].n + sg[i + 1].n < sg[b].n + sg[b + 1].n) b = i;
-            merge2(sg[b].p, sg[b].n, sg[b + 1].p, sg[b + 1].n, w);
-            sg[b] = (gsnap_seg){w, sg[b].n + sg[b + 1].n};
-            w += sg[b].n;
-            memmove(sg + b + 1, sg + b + 2, (nseg - b - 2) * sizeof *sg);
-            nseg--;
-        }
+        for (gsnap_rec *w = rd->merge_tmp; nseg > 2; nseg--) w += merge_step(sg, nseg, w);
     }
     out[0] = nseg ? sg[0] : (gsnap_seg){rd->scratch, 0};
     out[1] = nseg > 1 ? sg[1] : (gsnap_seg){rd->scratch, 0};

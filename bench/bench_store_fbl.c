@@ -8,6 +8,7 @@
  *                   [--queries 50] [--fanouts 10,10]... [--seeds 1024]
  *                   [--batches 40] [--seconds 10] [--compact] [--out FILE]
  *                   [--lat FILE] [--merge-fanout F] [--malloc keep|default]
+ *                   [--read-cache BYTES]
  *
  * --malloc keep (the default) calls gsnap_keep_freed_memory() first, as the
  * CLI does and as docs/store.md advises a process that ingests and queries;
@@ -134,6 +135,7 @@ typedef struct {
     const char *input, *fmt, *out, *lat;
     size_t batch, queries, nseeds;
     unsigned fanout; /* --merge-fanout: gsnap_db_options.merge_fanout of the ingest (0: default) */
+    int64_t read_cache; /* --read-cache: gsnap_db_options.read_cache_bytes (0: default) */
     int keep_memory; /* --malloc keep (default) | default: gsnap_keep_freed_memory() at start */
     unsigned batches;
     double seconds;
@@ -145,6 +147,10 @@ typedef struct {
 /* ---- graphsnap ingest with queries interleaved ---- */
 
 typedef struct { uint64_t v; int64_t T; } query;
+
+/* over the ingest's commits: the most bytes of held copies after one, and
+ * the views whose queries went through a run mask (store/fence.c) */
+static uint64_t g_held_max, g_masked, g_views;
 
 static void ingest(gsnap_db *db, const edge *e, size_t m, const opts_t *o, const query *qs, double *lat,
                    size_t *cnts, uint64_t *runs, size_t *nlat, double *secs, const csr_t *q, double *ilat,
@@ -178,6 +184,8 @@ static void ingest(gsnap_db *db, const edge *e, size_t m, const opts_t *o, const
             lat[nq] = (now() - q0) * 1e6;
             cnts[nq] = cnt;
         }
+        if (o->queries) g_views++, g_masked += rd->mask != NULL;
+        if (gsnap_fence__held_bytes(db) > g_held_max) g_held_max = gsnap_fence__held_bytes(db);
         gsnap_read_end(rd);
         /* the CSR asked the same queries at the same point (after the commit
          * and graphsnap's queries): its caches disturbed by the ingest as
@@ -315,6 +323,7 @@ static void parse(int argc, char **argv, opts_t *o) {
         else if (!strcmp(a, "--out")) o->out = v;
         else if (!strcmp(a, "--lat")) o->lat = v;
         else if (!strcmp(a, "--merge-fanout")) o->fanout = (unsigned)strtoul(v, NULL, 10);
+        else if (!strcmp(a, "--read-cache")) o->read_cache = strtoll(v, NULL, 10);
         else if (!strcmp(a, "--malloc")) {
             if (strcmp(v, "keep") && strcmp(v, "default")) die("--malloc", "is keep or default");
             o->keep_memory = !strcmp(v, "keep");
@@ -372,6 +381,7 @@ static double ingest_phase(const char *gdir, const edge *e, size_t m, uint64_t n
     size_t *cnts = xmalloc((nq + 1) * sizeof *cnts);
     gsnap_db_options dopt = GSNAP_DB_OPTIONS_INIT;
     dopt.merge_fanout = o->fanout;
+    dopt.read_cache_bytes = o->read_cache;
     gsnap_db *db;
     gchk(gsnap_db_open(gdir, &dopt, &db), "open");
     size_t nlat;
@@ -381,7 +391,9 @@ static double ingest_phase(const char *gdir, const edge *e, size_t m, uint64_t n
     gsnap_db_stat st;
     gchk(gsnap_db_stats(db, &st), "stats");
     /* what the fence indexes' held copies take in this querying process (store/fence.c) */
-    say("\nheld copies after the ingest: %.1f MB\n", (double)gsnap_fence__held_bytes(db) / 1e6);
+    say("\nheld copies after the ingest: %.1f MB (at most %.1f MB after a commit; %llu of %llu views "
+        "with a run mask)\n", (double)gsnap_fence__held_bytes(db) / 1e6, (double)g_held_max / 1e6,
+        (unsigned long long)g_masked, (unsigned long long)g_views);
     for (size_t i = 0; i < nlat; i++) {
         double q0 = now();
         volatile size_t c = csr_query(q, qs[i].v, qs[i].T, cb);
@@ -444,6 +456,7 @@ int main(int argc, char **argv) {
     snprintf(gdir, sizeof gdir, "%s/gs", dir);
     double bpe = ingest_phase(gdir, e, m, n, tmin, tmax, &o, &q);
     gsnap_db_options dopt = GSNAP_DB_OPTIONS_INIT;
+    dopt.read_cache_bytes = o.read_cache;
     gsnap_db *db;
     gchk(gsnap_db_open(gdir, &dopt, &db), "open");
     MDB_dbi dbi;

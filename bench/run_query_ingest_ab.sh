@@ -14,8 +14,8 @@
 # Inputs: R-MAT SCALE 18 x16 (build/tools/rmat --scale 18 --edge-factor 16
 # --seed 1 --binary, written under $DIR once) and the PGP events
 # (data/pgp.tsv, sh scripts/fetch_pgp.sh); RMAT20=1 adds SCALE 20 (minutes a
-# run: the bench loads the naive LMDB table too). QUERIES (default "50 500")
-# is the list of queries per commit. Each run:
+# run: the bench loads the naive LMDB table too), RMAT20=only runs it
+# alone. QUERIES (default "50 500") is the list of queries per commit. Each run:
 #   nice -n 5 bench_store_fbl --input IN --queries Q --seconds 0.1 --batches 1 --lat F
 # and the per-query latencies of F split by the size of the answer (the
 # p50 query of R-MAT returns 1-2 neighbours; the tail is the hubs), the
@@ -51,7 +51,8 @@ one() { # build-dir label input format queries
     nice -n 5 "$1/bench/bench_store_fbl" --input "$3" --format "$4" --queries "$5" --seconds 0.1 --batches 1 \
         --lat "$DIR/lat.tsv" $args >"$DIR/run.txt" 2>&1
     ing=$(grep -A2 '^| ingest edges/s' "$DIR/run.txt" | tail -1 | awk -F'|' '{gsub(/ /, "", $2); print $2}')
-    held=$(sed -n 's/^held copies after the ingest: \([0-9.]*\) MB/\1/p' "$DIR/run.txt") # builds before it: none
+    # "N MB", then from this stop's build on "(at most N MB after a commit; V of W views with a run mask)"
+    held=$(sed -n 's/^held copies after the ingest: //p' "$DIR/run.txt") # builds before it: none
     /usr/bin/python3 - "$DIR/lat.tsv" "$(basename "$3")" "$2" "$5" "$ing" "${held:--}" <<'EOF' | tee -a "$OUTF"
 import statistics as st, sys
 rows = [l.split('\t') for l in open(sys.argv[1]).read().split('\n')[1:] if l]
@@ -61,7 +62,7 @@ csr = sorted(float(r[6]) for r in rows)
 # builds of the bench do not write it)
 inter = sorted(float(r[8]) for r in rows if len(r) > 8)
 def p99(v): return v[int(0.99 * (len(v) - 1))]
-out = ["%s %s Q=%s: ingest %s edges/s, held copies %s MB, all %.2f/%.2f = %.1fx (csr %.2f/%.2f%s) |" % (
+out = ["%s %s Q=%s: ingest %s edges/s, held copies %s, all %.2f/%.2f = %.1fx (csr %.2f/%.2f%s) |" % (
        sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], st.median(us), p99(us),
        p99(us) / st.median(us), st.median(csr), p99(csr),
        ", asked after each commit %.2f/%.2f" % (st.median(inter), p99(inter)) if inter else "")]

@@ -153,10 +153,11 @@ typedef struct {
                                  that reads seek (with a node table each: a
                                  point query then finds a node of such a run
                                  in one probe instead of a B-tree descent);
-                                 0 = 64 MiB, < 0 = none. Made by the process's
+                                 0 = 256 MiB, < 0 = none. Made by the process's
                                  commits and by its reads of a store that
                                  another process writes, in the order the runs
-                                 are indexed while the budget lasts; freed when
+                                 are indexed while the budget lasts, for the
+                                 directions the process reads; freed when
                                  merges remove the runs (and the last view
                                  reading them ends). The run masks made from
                                  them (2 bytes a node id a direction) count

@@ -36,7 +36,7 @@ static int st_begin(gsnap_samp__src *s, int64_t at_t, uint64_t as_of) {
      * built now rather than after the seeks that a lazy build waits for
      * (on R-MAT-20 those were tens of thousands, a large part of a cold
      * epoch; docs/sampler.md "Kept lists"). Nothing to build: a few checks. */
-    if (!rc) gsnap_store__index_runs(s->db, ss->rd);
+    if (!rc) gsnap_store__index_runs(s->db, ss->rd, ss->dir);
     uint64_t key = 0;
     if (!rc && (rc = gsnap_store__answer_key(ss->rd, ss->dir, at_t, as_of, &key))) {
         gsnap_read_end(ss->rd);

@@ -539,9 +539,16 @@ static void build(gsnap_db *db, gsnap_read *rd, const gsnap_run *run) {
             run->info.nrec_dir[dir] <= GSNAP_FENCE_MAX_RECS) {
             /* the budget's room now: a copy that outgrows it is dropped as soon
              * as it does (another build may take room meanwhile: budget_held
-             * decides) */
+             * decides). Only a direction this process reads gets a copy: the
+             * budget goes to the lists that are asked for (a GNN trainer asks
+             * in-neighbours only, and R-MAT-20's young runs need about the
+             * whole default budget in one direction). The index itself is
+             * built for both (a few bytes a group), so a direction first read
+             * later seeks its older runs through it, without copies, until
+             * merges replace them. */
             uint64_t held = __atomic_load_n(&db->fence_held, __ATOMIC_RELAXED);
-            uint64_t room = held < db->fence_budget ? db->fence_budget - held : 0;
+            uint64_t room = !gsnap_store__dir_read(db, dir) ? 0
+                            : held < db->fence_budget ? db->fence_budget - held : 0;
             (void)build_dir(db, rd->txn, run->id, dir, &f->d[dir], room);
             budget_held(f, &f->d[dir], db->fence_budget);
             copy_bloom(db, rd->txn, run->id, dir, &f->d[dir]);
@@ -595,8 +602,9 @@ static void prune(gsnap_db *db, const gsnap_read *rd) {
  * It is made from the held copies' node tables (each lists every node of
  * its run's direction, from verified bytes), so a clear bit is exact and a
  * run it clears is skipped; a set bit is a run that holds the node. It is
- * made only when every chunked run of the view has such a table in each
- * kept direction it has records in, for at most GSNAP_RUNMASK_MAX runs and
+ * made for a direction the process reads when every chunked run of the view
+ * with records in it has such a table there (a mask may answer one
+ * direction only), for at most GSNAP_RUNMASK_MAX runs and
  * node ids below a range that fits the handle's budget (it counts against
  * it like the copies); otherwise there is none and queries ask the Bloom
  * filters as before.
@@ -701,24 +709,36 @@ static void mask_build(gsnap_db *db, gsnap_read *rd) {
 
     struct gsnap_runmask *m = NULL;
     uint64_t range[2] = {0, 0}, groups = 0;
-    int ok = 1;
-    for (uint8_t dir = 0; dir < 2 && ok; dir++) {
-        if (!gsnap_store__kept(db, dir)) continue;
-        for (size_t j = 0; j < k && ok; j++) {
+    /* a direction gets words when every run with records in it has a node
+     * table there (only the directions the process reads have copies, so a
+     * mask may answer one direction and leave the other to the Bloom
+     * filters) */
+    int want[2] = {0, 0};
+    for (uint8_t dir = 0; dir < 2; dir++) {
+        if (!gsnap_store__kept(db, dir) || !gsnap_store__dir_read(db, dir)) continue;
+        uint64_t r = 0, g = 0;
+        want[dir] = 1;
+        for (size_t j = 0; j < k && want[dir]; j++) {
             if (runs[j]->info.nrec_dir[dir] == 0) continue; /* holds nothing in dir: no bits */
             const fence_dir *d = mask_source(fs[j], dir);
-            if (!d || d->hi_node == UINT64_MAX) ok = 0;
+            if (!d || d->hi_node == UINT64_MAX) want[dir] = 0;
             else {
-                if (d->hi_node + 1 > range[dir]) range[dir] = d->hi_node + 1;
-                groups += d->groups;
+                if (d->hi_node + 1 > r) r = d->hi_node + 1;
+                g += d->groups;
             }
         }
+        if (want[dir]) range[dir] = r, groups += g;
     }
-    /* old's words are reused when its runs are the first of this view's */
-    size_t from = 0;
+    int ok = want[0] || want[1];
+    /* old's words of a direction are reused when its runs are the first of
+     * this view's and it answers that direction */
+    size_t from = 0, from_dir[2] = {0, 0};
     if (old && old->k < k && !memcmp(old->ids, ids, old->k * sizeof *ids)) from = old->k;
     for (int dir = 0; dir < 2 && from; dir++)
-        if (old->bits[dir] && old->range[dir] > range[dir]) range[dir] = old->range[dir];
+        if (want[dir] && old->bits[dir]) {
+            from_dir[dir] = from;
+            if (old->range[dir] > range[dir]) range[dir] = old->range[dir];
+        }
     size_t cost = (size_t)(range[0] + range[1]) * sizeof(uint16_t) + k * sizeof(uint64_t);
     uint64_t held = __atomic_load_n(&db->fence_held, __ATOMIC_RELAXED);
     /* a sparse id space (range far above the nodes) would make a large,
@@ -732,15 +752,14 @@ static void mask_build(gsnap_db *db, gsnap_read *rd) {
         m->k = k;
         memcpy(m->ids, ids, k * sizeof *ids);
         for (uint8_t dir = 0; dir < 2 && ok; dir++) {
-            if (!gsnap_store__kept(db, dir)) continue;
+            if (!want[dir]) continue;
             m->range[dir] = range[dir];
             if (!(m->bits[dir] = calloc(range[dir] ? range[dir] : 1, sizeof(uint16_t)))) {
                 ok = 0;
                 break;
             }
-            if (from && old->bits[dir])
-                memcpy(m->bits[dir], old->bits[dir], (size_t)old->range[dir] * sizeof(uint16_t));
-            for (size_t j = from; j < k; j++)
+            if (from_dir[dir]) memcpy(m->bits[dir], old->bits[dir], (size_t)old->range[dir] * sizeof(uint16_t));
+            for (size_t j = from_dir[dir]; j < k; j++)
                 if (runs[j]->info.nrec_dir[dir]) mask_add(m->bits[dir], range[dir], mask_source(fs[j], dir), (unsigned)j);
         }
     } else {
@@ -756,7 +775,7 @@ static void mask_build(gsnap_db *db, gsnap_read *rd) {
             drop = t->mask;
             t->mask = m;
             m = NULL;
-            __atomic_add_fetch(from ? &gsnap_fence__masks_extended : &gsnap_fence__masks_built, 1, __ATOMIC_RELAXED);
+            __atomic_add_fetch(from_dir[0] || from_dir[1] ? &gsnap_fence__masks_extended : &gsnap_fence__masks_built, 1, __ATOMIC_RELAXED);
         }
         pthread_mutex_unlock(&t->mu);
     }
@@ -837,6 +856,7 @@ void gsnap_fence__view_end(gsnap_read *rd) {
 /* Count a seek of a chunked run without an index; build the view's missing
  * indexes when enough such seeks add up (see the top of the file). One
  * thread builds at a time; the others go on seeking the usual way. */
+static void index_runs(gsnap_db *db, gsnap_read *rd);
 static void lazy_build(gsnap_db *db, gsnap_read *rd) {
     uint64_t m = __atomic_add_fetch(&db->fence_misses, 1, __ATOMIC_RELAXED);
     if (m < GSNAP_FENCE_LAZY_MIN || m % 64) return;
@@ -845,7 +865,7 @@ static void lazy_build(gsnap_db *db, gsnap_read *rd) {
         if (!(rd->runs[i].info.flags & GSNAP_RUN_DENSE) && (!rd->fence || !rd->fence[i]))
             recs += rd->runs[i].info.nrec;
     if (m < recs / GSNAP_FENCE_LAZY_RECS) return;
-    gsnap_store__index_runs(db, rd);
+    index_runs(db, rd);
 }
 
 /* One builder at a time (db->fence_build_lock). Two builders of the same
@@ -880,12 +900,11 @@ void gsnap_fence__warm_commit(gsnap_db *db, gsnap_read *rd) {
     pthread_mutex_unlock(&db->fence_build_lock);
 }
 
-/* store.h: what a lazy build does, without waiting for the seeks to add up
- * (a sampler over the store calls it as each batch begins). A view older
- * than the run set this process's commits last built for builds nothing
- * (the runs it has that the newer one lacks were merged away); it takes
- * what the table holds for its runs. */
-void gsnap_store__index_runs(gsnap_db *db, gsnap_read *rd) {
+/* A lazy build, or gsnap_store__index_runs. A view older than the run set
+ * this process's commits last built for builds nothing (the runs it has
+ * that the newer one lacks were merged away); it takes what the table
+ * holds for its runs. */
+static void index_runs(gsnap_db *db, gsnap_read *rd) {
     if (pthread_mutex_trylock(&db->fence_build_lock)) return;
     if (newest_run(rd) >= db->fence_run) {
         uint64_t before = gsnap_fence__built(db);
@@ -897,6 +916,14 @@ void gsnap_store__index_runs(gsnap_db *db, gsnap_read *rd) {
     }
     pthread_mutex_unlock(&db->fence_build_lock);
     take_refs(db, rd);
+}
+
+/* store.h: what a lazy build does, without waiting for the seeks to add up
+ * (a sampler over the store calls it as each batch begins); dir is noted as
+ * read first, so that its runs get copies. */
+void gsnap_store__index_runs(gsnap_db *db, gsnap_read *rd, gsnap_dir dir) {
+    gsnap_store__note_read(db, (unsigned)dir);
+    index_runs(db, rd);
 }
 
 int gsnap_fence__seek(gsnap_db *db, gsnap_read *rd, size_t ri, uint8_t dir, uint64_t node, gsnap_run_reader *rr,
@@ -967,18 +994,26 @@ int gsnap_fence__mask_published(gsnap_db *db) {
 
 /* The table's index of run_id in either direction: built (held = 0) or
  * holding a copy (held = 1). */
-static int table_has(gsnap_db *db, uint64_t run_id, int held) {
+/* what: 0 an index in either direction, 1 a copy in either, 2 + dir a copy
+ * in direction dir */
+static int table_has(gsnap_db *db, uint64_t run_id, int what) {
     struct gsnap_fences *t = table(db, 0);
     if (!t) return 0;
     pthread_mutex_lock(&t->mu);
     size_t i = find(t, run_id);
     const struct gsnap_fence *f = i < t->n && t->v[i]->run_id == run_id ? t->v[i] : NULL;
-    int have = f && (held ? f->d[0].held.bytes || f->d[1].held.bytes : f->d[0].ok || f->d[1].ok);
+    int have = f && (what >= 2   ? f->d[(what - 2) & 1].held.bytes != NULL
+                     : what == 1 ? f->d[0].held.bytes || f->d[1].held.bytes
+                                 : f->d[0].ok || f->d[1].ok);
     pthread_mutex_unlock(&t->mu);
     return have;
 }
 
 int gsnap_fence__held_run(gsnap_db *db, uint64_t run_id) { return table_has(db, run_id, 1); }
+
+int gsnap_fence__held_dir(gsnap_db *db, uint64_t run_id, unsigned dir) {
+    return table_has(db, run_id, 2 + (int)(dir & 1));
+}
 
 int gsnap_fence__has(gsnap_db *db, uint64_t run_id) { return table_has(db, run_id, 0); }
 

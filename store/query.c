@@ -295,7 +295,7 @@ static int node_events(gsnap_db *db, gsnap_read *rd, uint64_t node, gsnap_dir di
     int rc = 0;
     *has_del = 0;
     *n = *nseg = 0;
-    if (!__atomic_load_n(&db->queried, __ATOMIC_RELAXED)) __atomic_store_n(&db->queried, 1, __ATOMIC_RELAXED);
+    gsnap_store__note_read(db, (unsigned)dir);
     if (!rd->cur && (rc = mdb_cursor_open(rd->txn, db->data_dbi, &rd->cur)))
         return gsnap_store__mdb_err(db, rc, "opening data cursor");
     if (!rd->seg && !(rd->seg = malloc((rd->nruns + 1) * sizeof *rd->seg))) return GSNAP_ENOMEM;

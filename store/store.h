@@ -194,8 +194,11 @@ int gsnap_store__distinct_nbrs(gsnap_db *db, gsnap_read *rd, uint64_t node, gsna
  *  gsnap_db_options.read_cache_bytes, the run mask; store/fence.c), and let
  *  rd use them. Changes no answer. Costs one verified pass over the runs
  *  without an index (none when the commits of this process built them); a
- *  call while another thread builds returns at once. */
-void gsnap_store__index_runs(gsnap_db *db, gsnap_read *rd);
+ *  call while another thread builds returns at once. dir is the direction
+ *  the reads will ask (GSNAP_DIR_IN or GSNAP_DIR_OUT): the process notes it
+ *  as read, so that held copies, the run mask and the commits' warm step
+ *  cover it (a direction never read gets none of them). */
+void gsnap_store__index_runs(gsnap_db *db, gsnap_read *rd, gsnap_dir dir);
 
 /** What gsnap_store__distinct_nbrs answers from in view rd (not NULL) at
  *  (at_t, as_of), as one number: the runs the view reads at as_of (their

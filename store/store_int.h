@@ -230,7 +230,10 @@ struct gsnap_db {
      * run's chunks never change, so an entry stays true). Atomic loads and
      * stores, no lock; a collision only costs a re-verification. */
     uint64_t chunk_ok[GSNAP_CHUNK_CACHE];
-    int queried; /* a point query ran in this process (atomic; warm.c) */
+    /* bit 1 << dir: a point query of direction dir ran in this process, or
+     * a reader said it will make many (gsnap_store__index_runs). warm.c
+     * warms, and fence.c copies, only the directions read (atomic). */
+    unsigned queried;
     uint64_t warm_run; /* newest run whose chunks warm.c verified (committing thread) */
     struct gsnap_fences *fences; /* fence indexes of chunked runs (fence.c; atomic pointer) */
     uint64_t fence_misses; /* seeks of chunked runs without an index since the last lazy build (atomic) */
@@ -250,6 +253,15 @@ static inline unsigned gsnap_store__keep_bit(unsigned dir) {
 /* The database keeps the records of direction dir. */
 static inline int gsnap_store__kept(const gsnap_db *db, unsigned dir) {
     return (db->keep & gsnap_store__keep_bit(dir)) != 0;
+}
+/* Note that this process reads direction dir (db->queried). */
+static inline void gsnap_store__note_read(gsnap_db *db, unsigned dir) {
+    unsigned bit = 1u << (dir & 1);
+    if (!(__atomic_load_n(&db->queried, __ATOMIC_RELAXED) & bit)) __atomic_fetch_or(&db->queried, bit, __ATOMIC_RELAXED);
+}
+/* Direction dir has been read in this process (db->queried). */
+static inline int gsnap_store__dir_read(const gsnap_db *db, unsigned dir) {
+    return (__atomic_load_n(&db->queried, __ATOMIC_RELAXED) >> (dir & 1)) & 1;
 }
 /* 0 for a direction the database keeps; else GSNAP_EINVAL (neither IN nor
  * OUT) or GSNAP_ENOTSUP (not kept), with a message (query.c). */
@@ -859,7 +871,7 @@ int gsnap_run__seek_held(gsnap_db *db, const gsnap_run_held *h, uint64_t run_id,
 #define GSNAP_FENCE_LAZY_RECS 256
 /* Bytes of chunk copies and node tables the indexes of one handle hold
  * together by default (gsnap_db_options.read_cache_bytes = 0). */
-#define GSNAP_FENCE_HELD_BYTES ((uint64_t)64 << 20)
+#define GSNAP_FENCE_HELD_BYTES ((uint64_t)256 << 20)
 struct gsnap_fence;
 void gsnap_fence__warm(gsnap_db *db, gsnap_read *rd);
 /* The committing thread's gsnap_fence__warm: waits for a reader's build to
@@ -886,6 +898,7 @@ uint64_t gsnap_fence__held_bytes(gsnap_db *db); /* bytes of chunk copies held no
 extern uint64_t gsnap_fence__huge_regions;      /* regions mapped in 2 MiB units so far (tests) */
 int gsnap_fence__has(gsnap_db *db, uint64_t run_id);
 int gsnap_fence__held_run(gsnap_db *db, uint64_t run_id); /* its index holds a copy (tests) */
+int gsnap_fence__held_dir(gsnap_db *db, uint64_t run_id, unsigned dir); /* ... of direction dir (tests) */
 int gsnap_fence__mask_published(gsnap_db *db);               /* the table holds a run mask (tests) */
 
 /* The run mask of a view (fence.c "Run masks"): for each node id below
@@ -904,7 +917,7 @@ struct gsnap_runmask {
     size_t k;             /* chunked runs covered */
     uint64_t *ids;        /* their run ids, in view order */
     uint64_t range[2];
-    uint16_t *bits[2];    /* NULL: direction not kept */
+    uint16_t *bits[2];    /* NULL: not answered (direction not kept or not read, or a run without a node table) */
 };
 /* 1 and *bits = the node's mask when the view has a run mask, else 0. */
 static inline int gsnap_fence__mask_bits(const gsnap_read *rd, uint8_t dir, uint64_t node, unsigned *bits) {

@@ -10,7 +10,10 @@
  * ingest (tens of microseconds against a p50 of one). Once the process has
  * answered a point query (db->queried), the committing thread loads and
  * verifies the new runs' filters and dense values through a read view after
- * every commit; queries then find them verified. It reads from the map like
+ * every commit; queries then find them verified. Only the directions the
+ * process has read are warmed (a trainer that asks in-neighbours pays
+ * nothing for the out-runs; a direction read later is verified by its
+ * queries, once per value, until the commits warm it too). It reads from the map like
  * any reader, so nothing is trusted that was not read back and checked. The
  * chunks of runs newer than the last warmed one are verified the same way
  * (into db->chunk_ok), which also maps their pages in this process. A
@@ -59,7 +62,7 @@ void gsnap_store__warm(gsnap_db *db, uint64_t hint) {
     for (size_t i = 0; i < rd->nruns; i++) {
         const gsnap_run *run = &rd->runs[i];
         for (uint8_t dir = 0; dir < 2; dir++) {
-            if (!gsnap_store__kept(db, dir)) continue;
+            if (!gsnap_store__kept(db, dir) || !gsnap_store__dir_read(db, dir)) continue;
             if (run->info.flags & GSNAP_RUN_DENSE) {
                 gsnap_dense_ref d = {0};
                 if (gsnap_dense__load(db, rd->txn, run->id, dir, &d, -1)) break;
@@ -77,7 +80,7 @@ void gsnap_store__warm(gsnap_db *db, uint64_t hint) {
     if (rd->nruns && rd->runs[rd->nruns - 1].id > warm)
         __atomic_store_n(&db->warm_run, rd->runs[rd->nruns - 1].id, __ATOMIC_RELAXED);
     gsnap_read_end(rd);
-    /* Last, one query of `hint` in each kept direction through a view of
+    /* Last, one query of `hint` in each direction read through a view of
      * its own, as the process's next query will make. The commit, its
      * merges and the builds above have just streamed through the caches:
      * the first query after a commit met the read path's code, LMDB's pages
@@ -96,7 +99,7 @@ void gsnap_store__warm(gsnap_db *db, uint64_t hint) {
     q->scratch_max = GSNAP_WARM_READ_RECS;
     for (uint8_t dir = 0; dir < 2; dir++) {
         size_t n = 0;
-        if (!gsnap_store__kept(db, dir)) continue;
+        if (!gsnap_store__kept(db, dir) || !gsnap_store__dir_read(db, dir)) continue;
         q->scratch_full = 0;
         if (gsnap_neighbors(db, q, hint, (gsnap_dir)dir, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, NULL, 0, &n) == 0)
             __atomic_add_fetch(&gsnap_store__warm_records, q->scratch_full ? q->scratch_cap : n, __ATOMIC_RELAXED);

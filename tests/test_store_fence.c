@@ -26,7 +26,9 @@
  *     process's lazy build, within the budget (none at -1, a version-2
  *     options struct gets the default), and the answers through them equal
  *     the plain seek's, absent nodes and hubs spanning chunks included,
- *     through small regions (malloc) and large ones (2 MiB mappings).
+ *     through small regions (malloc) and large ones (2 MiB mappings);
+ *   - copies and masks cover the directions the process reads, and only
+ *     those (read_directions).
  */
 #include "test.h"
 #include "store/store_int.h"
@@ -586,7 +588,128 @@ static void large_region(int sparse) {
     free(dir);
 }
 
+/* The chunked runs of the newest view: how many, and how many of them hold
+ * a copy in direction dir. */
+static int held_in_dir(gsnap_db *db, unsigned dir, int *chunked) {
+    gsnap_read *rd;
+    OK(gsnap_read_begin(db, &rd));
+    int held = 0;
+    *chunked = 0;
+    for (size_t i = 0; i < rd->nruns; i++)
+        if (!(rd->runs[i].info.flags & GSNAP_RUN_DENSE) && rd->runs[i].info.nrec_dir[dir]) {
+            ++*chunked;
+            held += gsnap_fence__held_dir(db, rd->runs[i].id, dir);
+        }
+    gsnap_read_end(rd);
+    return held;
+}
+
+/* NQ queries of direction qdir (-1: either) at explicit versions up to V,
+ * so that later commits change no answer. */
+static void fixed_queries(query *qs, uint64_t *rng, int qdir, uint64_t V) {
+    for (int i = 0; i < NQ; i++)
+        qs[i] = (query){id(i < 20 ? (uint64_t)i % 2 : test_rand(rng) % (NODES + 20)),
+                        qdir < 0 ? (int)(test_rand(rng) % 2) : qdir,
+                        i % 2 ? GSNAP_TIME_MAX : (int64_t)(test_rand(rng) % 40000), 1 + test_rand(rng) % V};
+}
+
+/* The budget goes to the directions this process reads (db->queried):
+ *   - a process that has asked only in-neighbours copies no run's
+ *     out-records, and its views' masks answer IN only;
+ *   - once it asks out-neighbours, the runs indexed after that get
+ *     out-copies, and when every chunked run is new (after a compaction)
+ *     the mask answers both directions;
+ *   - a reader that says which direction it will read
+ *     (gsnap_store__index_runs, as the samplers' store source does) gets
+ *     copies of that direction only;
+ * and every answer, in each of those states, equals the plain seek's (the
+ * store reopened without copies). */
+static void read_directions(void) {
+    g_sparse = 0;
+    char *dir = test_tmpdir("fence-dirs");
+    uint64_t rng = 41, V, deg;
+    gsnap_db *db;
+    gsnap_db_options o = GSNAP_DB_OPTIONS_INIT;
+    o.sync = GSNAP_SYNC_NONE;
+    OK(gsnap_db_open(dir, &o, &db));
+    OK(gsnap_degree(db, NULL, id(0), GSNAP_DIR_IN, GSNAP_TIME_MAX, GSNAP_VERSION_LATEST, &deg));
+    int nb = test_small() ? 6 : 10, chunked;
+    for (int b = 0; b < nb; b++) batch(db, &rng, 3000, (int64_t)b * 3000);
+    CHECK_MSG(held_in_dir(db, GSNAP_DIR_IN, &chunked) == chunked && chunked >= 2,
+              "in-runs: %d chunked, not all held", chunked);
+    int out_held = held_in_dir(db, GSNAP_DIR_OUT, &chunked);
+    CHECK_MSG(out_held == 0 && chunked >= 2, "%d of %d out-runs copied, never read", out_held, chunked);
+    query q1[NQ], q2[NQ], q3[NQ];
+    OK(gsnap_db_version(db, &V));
+    fixed_queries(q1, &rng, GSNAP_DIR_IN, V);
+    gsnap_read *rd;
+    OK(gsnap_read_begin(db, &rd));
+    size_t n1, n2, n3, n;
+    gsnap_nbr *a1 = answers(db, rd, q1, NQ, &n1);
+    CHECK_MSG(rd->mask && rd->mask->bits[GSNAP_DIR_IN] && !rd->mask->bits[GSNAP_DIR_OUT],
+              "a process reading in-neighbours only: the mask must answer IN and only IN");
+    gsnap_read_end(rd);
+
+    /* out-neighbours asked now: through the index, without copies */
+    fixed_queries(q2, &rng, -1, V);
+    gsnap_nbr *a2 = answers(db, NULL, q2, NQ, &n2);
+    OK(gsnap_read_begin(db, &rd));
+    uint64_t before = rd->runs[rd->nruns - 1].id; /* run ids only grow */
+    gsnap_read_end(rd);
+    for (int b = nb; b < nb + 2; b++) batch(db, &rng, 3000, (int64_t)b * 3000);
+    OK(gsnap_read_begin(db, &rd)); /* a run's copies are decided when it is indexed */
+    int fresh = 0;
+    for (size_t i = 0; i < rd->nruns; i++)
+        if (!(rd->runs[i].info.flags & GSNAP_RUN_DENSE) && rd->runs[i].info.nrec_dir[GSNAP_DIR_OUT]) {
+            int held = gsnap_fence__held_dir(db, rd->runs[i].id, GSNAP_DIR_OUT), young = rd->runs[i].id > before;
+            fresh += young;
+            CHECK_MSG(held == young, "run %llu (%s the out-reads): out-copy %d", (unsigned long long)rd->runs[i].id,
+                      young ? "after" : "before", held);
+        }
+    CHECK(fresh >= 1);
+    gsnap_read_end(rd);
+    OK(gsnap_db_compact(db));
+    for (int b = nb + 2; b < nb + 4; b++) batch(db, &rng, 3000, (int64_t)b * 3000);
+    CHECK(held_in_dir(db, GSNAP_DIR_OUT, &chunked) == chunked && chunked >= 1);
+    CHECK(held_in_dir(db, GSNAP_DIR_IN, &chunked) == chunked);
+    OK(gsnap_db_version(db, &V));
+    fixed_queries(q3, &rng, -1, V);
+    OK(gsnap_read_begin(db, &rd));
+    gsnap_nbr *a3 = answers(db, rd, q3, NQ, &n3);
+    CHECK_MSG(rd->mask && rd->mask->bits[GSNAP_DIR_IN] && rd->mask->bits[GSNAP_DIR_OUT],
+              "both directions read and every run copied: the mask must answer both");
+    gsnap_read_end(rd);
+    gsnap_db_close(db);
+
+    /* the plain seek's answers */
+    o.read_cache_bytes = -1;
+    OK(gsnap_db_open(dir, &o, &db));
+    gsnap_nbr *b1 = answers(db, NULL, q1, NQ, &n), *b2, *b3;
+    CHECK_MSG(same(a1, n1, b1, n), "in-answers through in-copies differ from the plain seek's");
+    b2 = answers(db, NULL, q2, NQ, &n);
+    CHECK_MSG(same(a2, n2, b2, n), "answers with in-copies only differ from the plain seek's");
+    b3 = answers(db, NULL, q3, NQ, &n);
+    CHECK_MSG(same(a3, n3, b3, n), "answers through copies of both directions differ from the plain seek's");
+    gsnap_db_close(db);
+
+    /* a reader that announces its direction */
+    o.read_cache_bytes = 0;
+    OK(gsnap_db_open(dir, &o, &db));
+    OK(gsnap_read_begin(db, &rd));
+    gsnap_store__index_runs(db, rd, GSNAP_DIR_OUT);
+    gsnap_read_end(rd);
+    CHECK(held_in_dir(db, GSNAP_DIR_OUT, &chunked) == chunked && chunked >= 1);
+    CHECK_MSG(held_in_dir(db, GSNAP_DIR_IN, &chunked) == 0, "a reader of out-neighbours copied in-runs");
+    gsnap_nbr *c3 = answers(db, NULL, q3, NQ, &n);
+    CHECK_MSG(same(a3, n3, c3, n), "answers through out-copies only differ from the plain seek's");
+    gsnap_db_close(db);
+    free(a1), free(a2), free(a3), free(b1), free(b2), free(b3), free(c3);
+    test_rmdir(dir);
+    free(dir);
+}
+
 int main(void) {
+    read_directions();
     large_region(0);
     large_region(1);
     budgets();

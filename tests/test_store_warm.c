@@ -121,7 +121,7 @@ static void *index_reader(void *p) {
     while (!__atomic_load_n(&a->stop, __ATOMIC_ACQUIRE)) {
         gsnap_read *rd;
         if (gsnap_read_begin(a->db, &rd)) break;
-        gsnap_store__index_runs(a->db, rd);
+        gsnap_store__index_runs(a->db, rd, GSNAP_DIR_IN);
         gsnap_read_end(rd);
     }
     return NULL;

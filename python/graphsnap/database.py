@@ -264,7 +264,7 @@ class Database(_Closing):
         """read_cache_bytes: memory for the verified in-memory copies of the
         delta runs that point queries and store-backed sampling seek
         (gsnap_db_options.read_cache_bytes): None or 0 = the library's
-        default (64 MiB), < 0 = none.
+        default (256 MiB, for the directions read), < 0 = none.
         merge_fanout: the delta runs of one level this handle's merges turn
         into one run of the next (gsnap_db_options.merge_fanout): None = the
         library's default (4), else 2..32; larger ingests faster and leaves

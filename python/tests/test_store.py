@@ -216,7 +216,7 @@ def test_merge_after_a_bulk_load(tmp_path):
 
 
 def test_read_cache_bytes_same_answers(tmp_path):
-    """Copies of the delta runs (read_cache_bytes, default 64 MiB) or none
+    """Copies of the delta runs (read_cache_bytes, default 256 MiB) or none
     (-1): the same neighbours, through several runs of one store."""
     rng = np.random.default_rng(5)
     path = tmp_path / "rc"

@@ -992,10 +992,8 @@ int gsnap_fence__mask_published(gsnap_db *db) {
     return have;
 }
 
-/* The table's index of run_id in either direction: built (held = 0) or
- * holding a copy (held = 1). */
-/* what: 0 an index in either direction, 1 a copy in either, 2 + dir a copy
- * in direction dir */
+/* The table's index of run_id: built in either direction (what = 0),
+ * holding a copy in either (1), or a copy in direction dir (2 + dir). */
 static int table_has(gsnap_db *db, uint64_t run_id, int what) {
     struct gsnap_fences *t = table(db, 0);
     if (!t) return 0;

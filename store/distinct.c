@@ -73,23 +73,16 @@ static int merge_ids(gsnap_read *rd, size_t n, size_t nseg, size_t *out) {
     if (rc) return rc;
     size_t *seg = rd->seg, m;
     uint64_t *res;
-    if (nseg > 2 && n - seg[nseg - 1] > n / 2) {
-        size_t sl = seg[nseg - 1];
-        /* the other segments, ping-pong with the second half of ids_tmp:
-         * their merge is head[seg[0]..seg[1]) */
-        uint64_t *head = merge_all(rd->ids, rd->ids_tmp + n, seg, nseg - 1);
-        /* the last merge: head with ids[sl..n) into ids_tmp[0..) */
+    int big_last = n - seg[nseg - 1] > n / 2, big_first = seg[1] > n / 2;
+    if (nseg > 2 && (big_last || big_first)) {
+        /* the other segments' bounds (rest[0..nseg - 1]), merged ping-pong
+         * with the second half of ids_tmp into o[rest[0]..rest[1]) */
+        size_t *rest = big_last ? seg : seg + 1;
+        size_t lo = big_last ? seg[nseg - 1] : 0, hi = big_last ? n : seg[1]; /* the big one */
+        uint64_t *o = merge_all(rd->ids, rd->ids_tmp + n, rest, nseg - 1);
+        /* the last merge: the others with ids[lo..hi) into ids_tmp[0..) */
         res = rd->ids_tmp;
-        m = merge2(head, seg[0], seg[1], rd->ids, sl, n, res, 0);
-    } else if (nseg > 2 && seg[1] > n / 2) {
-        size_t s1 = seg[1];
-        /* the other segments, ping-pong with the second half of ids_tmp:
-         * their merge is tail[s1..tend) */
-        uint64_t *tail = merge_all(rd->ids, rd->ids_tmp + n, seg + 1, nseg - 1);
-        size_t tend = seg[2];
-        /* the last merge: ids[0..s1) with tail[s1..tend) into ids_tmp[0..) */
-        res = rd->ids_tmp;
-        m = merge2(rd->ids, 0, s1, tail, s1, tend, res, 0);
+        m = merge2(o, rest[0], rest[1], rd->ids, lo, hi, res, 0);
     } else {
         res = merge_all(rd->ids, rd->ids_tmp, seg, nseg);
         m = seg[1];

@@ -80,18 +80,6 @@ static int grow_recs(gsnap_rec **p, size_t *cap, size_t need) {
     return 0;
 }
 
-/* The runs' segments of rd->scratch[0..n) (boundaries rd->seg[0..nseg],
- * each already in (nbr, t, version) order; node_events puts the deltas
- * first and the base last) merged two neighbours at a time until at most
- * two remain, returned in out[0..2) (out[1] empty when one remains).
- * Each step merges the neighbours whose sizes add up least: a node's
- * records are mostly in the base (75 % of a hub's on an R-MAT store as
- * ingested) and a few in each delta, so the deltas are merged among
- * themselves and each record is moved once or twice, not once per level of
- * a pairwise merge. Records of two runs never tie (runs hold disjoint
- * versions), so the result is the (nbr, t, version) order whatever the
- * order of the merges; only neighbours merge, the earlier as a, so ties
- * within a run keep their order. Intermediate results go to rd->merge_tmp. */
 /* The step of merge_down: of the m > 2 segments sg[0..m), the neighbours b,
  * b + 1 whose sizes add up least become one of their total size at b (its
  * records at p, when p is given: the merge, written there); returns that
@@ -106,6 +94,18 @@ static size_t merge_step(gsnap_seg *sg, size_t m, gsnap_rec *p) {
     return sg[b].n;
 }
 
+/* The runs' segments of rd->scratch[0..n) (boundaries rd->seg[0..nseg],
+ * each already in (nbr, t, version) order; node_events puts the deltas
+ * first and the base last) merged two neighbours at a time until at most
+ * two remain, returned in out[0..2) (out[1] empty when one remains).
+ * Each step merges the neighbours whose sizes add up least: a node's
+ * records are mostly in the base (75 % of a hub's on an R-MAT store as
+ * ingested) and a few in each delta, so the deltas are merged among
+ * themselves and each record is moved once or twice, not once per level of
+ * a pairwise merge. Records of two runs never tie (runs hold disjoint
+ * versions), so the result is the (nbr, t, version) order whatever the
+ * order of the merges; only neighbours merge, the earlier as a, so ties
+ * within a run keep their order. Intermediate results go to rd->merge_tmp. */
 static int merge_down(gsnap_read *rd, size_t n, size_t nseg, gsnap_seg out[2]) {
     gsnap_seg *sg = rd->segs; /* the segments, then room to plan on their sizes */
     if (!sg && !(sg = rd->segs = malloc(2 * (rd->nruns + 1) * sizeof *sg))) return GSNAP_ENOMEM;
